@@ -1,0 +1,63 @@
+import type { SinkBatch } from './batch.js'
+import type { ConnectorContext, ConnectorDefinition } from './connector.js'
+import type { NamespaceSchema } from './schema.js'
+
+/**
+ * How a retry of a batch is made harmless (see DESIGN.md):
+ * - `exactly-once`: the batch identity is stored in the destination in the same transaction as
+ *   the rows; a retry of a landed batch is recognised and skipped.
+ * - `overwrite-on-retry`: a deterministic path per batch, rewritten whole.
+ * - `at-least-once`: a retry may duplicate rows.
+ * - `none`: not retried.
+ */
+export const GUARANTEES = ['exactly-once', 'overwrite-on-retry', 'at-least-once', 'none'] as const
+export type Guarantee = (typeof GUARANTEES)[number]
+
+/**
+ * A write's result as data, so the runner owns retries and backoff:
+ * - `landed`: the destination has the rows now.
+ * - `already-landed`: the identity was found; nothing was written.
+ * - `retry`: a transient failure (network, lock, timeout); the batch may land later.
+ * - `fatal`: this batch can never land as it is (rejected data, fenced writer, bad permissions).
+ * A sink that throws instead is treated as `retry`.
+ */
+export type WriteOutcome =
+  | { readonly status: 'landed'; readonly rows: number }
+  | { readonly status: 'already-landed' }
+  | { readonly status: 'retry'; readonly error: Error }
+  | { readonly status: 'fatal'; readonly error: Error }
+
+export interface Sink {
+  readonly guarantee: Guarantee
+  /** Creates the namespace's table if missing, adds new columns, widens types. Idempotent. */
+  prepare(schema: NamespaceSchema): Promise<void>
+  /** Writes every part of the batch, or none of them. */
+  write(batch: SinkBatch): Promise<WriteOutcome>
+  close(): Promise<void>
+}
+
+export interface SinkDefinition<Config = unknown> extends ConnectorDefinition<Config> {
+  readonly kind: 'sink'
+  readonly guarantee: Guarantee
+  create(config: Config, context: ConnectorContext): Sink | Promise<Sink>
+}
+
+export function landed(rows: number): WriteOutcome {
+  return { status: 'landed', rows }
+}
+
+export function alreadyLanded(): WriteOutcome {
+  return { status: 'already-landed' }
+}
+
+export function retryLater(error: unknown): WriteOutcome {
+  return { status: 'retry', error: asError(error) }
+}
+
+export function cannotLand(error: unknown): WriteOutcome {
+  return { status: 'fatal', error: asError(error) }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}

@@ -1,0 +1,38 @@
+import type { RecordFormat, SourceOffset } from './batch.js'
+import type { ConnectorContext, ConnectorDefinition } from './connector.js'
+import type { NamespaceSchema } from './schema.js'
+
+/** A run of rows of one namespace, and the source position reached after them. */
+export interface SourceChunk {
+  readonly namespace: string
+  readonly format: RecordFormat
+  readonly rows: number
+  readonly body: Uint8Array
+  /** Resuming from this offset must not re-read these rows, nor skip anything after them. */
+  readonly offset: SourceOffset
+  /** Set when the namespace's schema changed (new fields, widened types) from what was discovered. */
+  readonly schema?: NamespaceSchema
+}
+
+export interface ReadOptions {
+  /** Aborted when the runner stops; a source ends its iteration promptly. */
+  readonly signal: AbortSignal
+  /**
+   * false (`sync --once`): read what the source has now, then end.
+   * true: keep reading (tail, poll) until `signal` aborts.
+   */
+  readonly follow: boolean
+}
+
+export interface Source {
+  /** The namespaces the source holds now, with their schemas. */
+  discover(): Promise<NamespaceSchema[]>
+  /** Chunks in source order, starting after `from` (from the beginning when undefined). */
+  read(from: SourceOffset | undefined, options: ReadOptions): AsyncIterable<SourceChunk>
+  close(): Promise<void>
+}
+
+export interface SourceDefinition<Config = unknown> extends ConnectorDefinition<Config> {
+  readonly kind: 'source'
+  create(config: Config, context: ConnectorContext): Source | Promise<Source>
+}
