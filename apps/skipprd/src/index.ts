@@ -1,1 +1,40 @@
-export {}
+/**
+ * skipprd's programmatic API: load or build a config, run a pipeline, discover its schema.
+ *
+ *   import { Config, Session } from 'skipprd'
+ *   const session = new Session(Config.discover().getPipeline('bikehire'))
+ *   await session.sync({ once: true })
+ */
+export type { DiscoverConfigOptions, EntryRef, PipelineOptions, PipelineRef } from './api/config.js'
+export { Config, Pipeline } from './api/config.js'
+export type { SessionOptions, SyncOptions, SyncResult } from './api/session.js'
+export { discover, Session } from './api/session.js'
+export type { Env } from './config/interpolate.js'
+export type { ConfigFile } from './config/load.js'
+export type { PipelineSettings, RuntimeFlags } from './config/settings.js'
+export { packageName } from './connectors.js'
+export {
+  BATCH_REJECTED,
+  BatchRejectedError,
+  CONFIG_NOT_FOUND,
+  CONNECTOR_MISSING,
+  ConfigNotFoundError,
+  ConnectorMissingError,
+  ENV_NOT_SET,
+  EnvNotSetError,
+  INTERRUPTED,
+  InterruptedError,
+  LANDING_INCOMPLETE,
+  LandingIncompleteError,
+  PIPELINE_NOT_FOUND,
+  PipelineNotFoundError,
+  SOURCE_FAILED,
+  SourceFailedError,
+  WAL_STORAGE_INVALID,
+  WAL_STORAGE_UNAVAILABLE,
+  WalStorageInvalidError,
+  WalStorageUnavailableError,
+} from './errors.js'
+export type { DiscoverEvent } from './runner/discover.js'
+export type { NamespaceCounters, Phase, SyncEvent, SyncListener } from './runner/events.js'
+export { RunProgress } from './runner/events.js'

@@ -1,1 +1,30 @@
-export {}
+import type { SinkDefinition } from '@skippr/connector-api'
+import type { DuckdbConfig } from './config.js'
+import { duckdbConfig } from './config.js'
+import { DuckdbSink } from './sink.js'
+
+export const sink: SinkDefinition<DuckdbConfig> = {
+  kind: 'sink',
+  type: 'Duckdb',
+  guarantee: 'exactly-once',
+  config: duckdbConfig,
+  secretFields: [],
+  create: (config, context) => new DuckdbSink(config, context),
+}
+
+export type { DuckdbConfig } from './config.js'
+export { duckdbConfig } from './config.js'
+export {
+  DUCKDB_FENCED,
+  DUCKDB_REJECTED,
+  DUCKDB_SCHEMA_FAILED,
+  DUCKDB_UNAVAILABLE,
+  DUCKDB_WRITE_FAILED,
+  DuckdbFencedError,
+  DuckdbRejectedError,
+  DuckdbSchemaError,
+  DuckdbUnavailableError,
+  DuckdbWriteError,
+} from './errors.js'
+export { BATCHES_TABLE, FENCES_TABLE } from './ledger.js'
+export { DuckdbSink } from './sink.js'

@@ -1,1 +1,36 @@
-export {}
+import type { SinkDefinition } from '@skippr/connector-api'
+import type { PostgresSinkConfig } from './config.js'
+import { postgresSinkConfig } from './config.js'
+import { PostgresSink } from './sink.js'
+
+export type { PostgresSinkConfig } from './config.js'
+export { postgresSinkConfig } from './config.js'
+export { BATCHES_TABLE, FENCE_TABLE } from './ddl.js'
+export type { ServerFields } from './errors.js'
+export {
+  DATA_REJECTED,
+  DataRejectedError,
+  FENCED,
+  FencedError,
+  PERMISSION_DENIED,
+  PermissionDeniedError,
+  PostgresSinkError,
+  RESERVED_NAME,
+  ReservedNameError,
+  STATEMENT_REJECTED,
+  StatementRejectedError,
+  TRANSIENT,
+  TransientError,
+  UNAVAILABLE,
+  UnavailableError,
+} from './errors.js'
+export { PostgresSink } from './sink.js'
+
+export const sink: SinkDefinition<PostgresSinkConfig> = {
+  kind: 'sink',
+  type: 'Postgres',
+  guarantee: 'exactly-once',
+  config: postgresSinkConfig,
+  secretFields: ['connection_string'],
+  create: (config, context) => new PostgresSink(config, context.logger),
+}

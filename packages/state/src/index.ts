@@ -1,1 +1,41 @@
-export {}
+export type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
+export {
+  hasCode,
+  INVALID_STATE_NAME,
+  InvalidStateNameError,
+  LEASE_LOST,
+  LEASE_UNAVAILABLE,
+  type LeaseHolder,
+  LeaseLostError,
+  LeaseUnavailableError,
+  STALE_FENCE,
+  STATE_OPEN_FAILED,
+  STATE_WRITE_CONFLICT,
+  StaleFenceError,
+  StateError,
+  StateOpenError,
+  UNKNOWN_STORE_TYPE,
+  UnknownStoreTypeError,
+  WriteConflictError,
+} from './errors.js'
+export type { JsonValue } from './json.js'
+export {
+  type AcquireLeaseOptions,
+  DEFAULT_TTL_MS,
+  DEFAULT_WAIT_MS,
+  type Lease,
+  type LeaseInfo,
+} from './lease.js'
+export { LmdbBackend } from './lmdb-backend.js'
+export type { FenceOptions, PipelineState } from './pipeline.js'
+export type { SavedSchema } from './schemas.js'
+export {
+  DEFAULT_WORKSPACE,
+  type OpenStateStoreOptions,
+  openStateStore,
+  parseStoreType,
+  STATE_DIR_NAME,
+  STORE_TYPES,
+  StateStore,
+  type StoreType,
+} from './store.js'

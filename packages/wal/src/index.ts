@@ -1,1 +1,29 @@
-export {}
+export type { WalBackend, WalFrame, WalMeta } from './backend.js'
+export type { BatchBufferOptions, BufferChunk } from './buffer.js'
+export { BatchBuffer } from './buffer.js'
+export { slotName } from './disk.js'
+export {
+  WalBatchInvalidError,
+  WalClosedError,
+  WalConfigError,
+  WalCorruptError,
+  WalError,
+  WalFormatUnsupportedError,
+  WalLandOrderError,
+  WalStorageUnavailableError,
+} from './errors.js'
+export { FORMAT_VERSION } from './frame.js'
+export type { WalSettings, WalSettingsInput, WalStorage } from './settings.js'
+export { resolveWalSettings, WAL_STORAGES } from './settings.js'
+export type {
+  BatchIdentity,
+  BatchInput,
+  BatchPart,
+  JsonValue,
+  Offset,
+  RecordFormat,
+  ResumePositions,
+  WalBatch,
+} from './types.js'
+export type { WalOptions } from './wal.js'
+export { openWal, Wal } from './wal.js'

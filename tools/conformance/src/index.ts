@@ -1,1 +1,8 @@
-export {}
+export type { Canonical } from './canonical.js'
+export { canonicalRows, canonicalValue } from './canonical.js'
+export { parseCsv, parseCsvWithHeader } from './csv.js'
+export { decodeRows } from './decode.js'
+export type { BatchSpec, PartSpec, Row } from './fixtures.js'
+export { ALL_TYPES_FIELDS, allTypesSchema, makeBatch, makePart, rawPart, trickyRows } from './fixtures.js'
+export type { SinkHarness } from './harness.js'
+export { exactlyOnceSuite, landingSuite, overwriteOnRetrySuite } from './suites.js'

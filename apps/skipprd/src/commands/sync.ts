@@ -1,0 +1,63 @@
+/** `skipprd sync`: one pipeline (`--pipeline` / PIPELINE_NAME) or every pipeline in turn. */
+import { jsonReporter, STATUS_INTERVAL_MS } from '../output/json.js'
+import { type Reporter, silentReporter } from '../output/reporter.js'
+import { textReporter } from '../output/text.js'
+import type { SyncListener } from '../runner/events.js'
+import { resolvePipeline, syncEveryPipeline, syncPipeline } from '../runner/session.js'
+import { envSeconds } from '../config/settings.js'
+import {
+  type CommandContext,
+  EXIT_FAILURE,
+  EXIT_OK,
+  failureLine,
+  type GlobalOptions,
+  markReported,
+  runCommand,
+} from './common.js'
+
+export interface SyncOptions extends GlobalOptions {
+  readonly once?: boolean
+}
+
+export function sync(options: SyncOptions): Promise<number> {
+  return runCommand('sync', options, async (context) => {
+    const once = options.once === true
+    const reporter = await reporterFor(options, context)
+    const listener: SyncListener = (event) => {
+      reporter.event(event)
+      if (event.type === 'error') {
+        context.err(`${failureLine('sync', event.cause)}\n`)
+        markReported(event.cause)
+      }
+    }
+    const environment = {
+      ...context,
+      listener,
+      announce: (line: string) => context.err(`[skippr] ${line}\n`),
+    }
+    try {
+      const name = options.pipeline ?? (context.file.env.PIPELINE_NAME || undefined)
+      if (name === undefined) {
+        const failures = await syncEveryPipeline(environment, once)
+        return failures === 0 ? EXIT_OK : EXIT_FAILURE
+      }
+      const pipeline = await resolvePipeline(environment, name, once)
+      await syncPipeline(environment, pipeline, { once, honourFrequency: false })
+      return EXIT_OK
+    } finally {
+      await reporter.close()
+    }
+  })
+}
+
+/** `json`; `progress` on a terminal, else `text`; `progress` with `--log` shows nothing (the logs do). */
+async function reporterFor(options: SyncOptions, context: CommandContext): Promise<Reporter> {
+  if (options.output === 'json') {
+    const statusIntervalMs = envSeconds(context.file.env, 'SKIPPR_STATUS_INTERVAL_SECONDS', STATUS_INTERVAL_MS / 1000) * 1000
+    return jsonReporter(context.out, { statusIntervalMs })
+  }
+  if (options.output === 'progress' && options.log) return silentReporter
+  if (options.output === 'text' || !process.stdout.isTTY) return textReporter(context.out)
+  const { progressReporter } = await import('../output/progress.js')
+  return progressReporter(context.out)
+}

@@ -1,0 +1,52 @@
+/** Turns the first zod issue in skippr.yml into one line: file, dotted path, problem, fix. */
+import { ConfigError } from '@skippr/connector-api'
+import type { z } from 'zod'
+import { fileSchema, pipelineSchema, skipprSectionSchema } from './schema.js'
+
+export function issueToError(issue: z.core.$ZodIssue | undefined, file: string): ConfigError {
+  if (!issue) return new ConfigError(`${file}: invalid configuration`)
+  const path = issue.path.map(String)
+  const where = path.length > 0 ? `${file}: ${path.join('.')}` : file
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? ''
+    const guess = closest(key, knownKeysAt(path))
+    const hint = guess ? ` (did you mean ${guess}?)` : ''
+    return new ConfigError(`${where}: unknown key ${issue.keys.join(', ')}: remove it or check its spelling${hint}`)
+  }
+  return new ConfigError(`${where}: ${issue.message.replace(/^Invalid input: /, '')}`)
+}
+
+function knownKeysAt(path: readonly string[]): string[] {
+  if (path.length === 0) return Object.keys(fileSchema.shape)
+  if (path[0] === 'pipelines' && path.length === 2) return Object.keys(pipelineSchema.shape)
+  if (path[0] === 'skippr' && path.length === 1) return Object.keys(skipprSectionSchema.shape)
+  if (path[0] === 'skippr' && path[1] === 'store') return ['type', 'name']
+  return []
+}
+
+/** The candidate within a small edit distance of `word`, for a "did you mean" hint. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1
+  for (const candidate of candidates) {
+    const distance = editDistance(word, candidate)
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution)
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}

@@ -1,0 +1,107 @@
+/**
+ * What one pipeline runs with, from skippr.yml, the environment and the command-line flags. The
+ * seeds' precedence: a pipeline's own YAML keys win, then flags, then environment variables, then
+ * defaults (skipprd-sync.txt: `--store-type` applies "when skippr.yml does not set" it).
+ */
+import path from 'node:path'
+import { ConfigError } from '@skippr/connector-api'
+import { PipelineNotFoundError, WalStorageInvalidError, WalStorageUnavailableError } from '../errors.js'
+import type { Env } from './interpolate.js'
+import type { ConfigFile } from './load.js'
+
+export const DEFAULT_SYNC_FREQUENCY_SECONDS = 900
+export const WAL_STORAGES = ['disk', 's3', 'clustered'] as const
+
+/** Flags that override the environment (`--wal-storage`, `--store-type`, …). */
+export interface RuntimeFlags {
+  readonly walStorage?: string | undefined
+  readonly walS3Bucket?: string | undefined
+  readonly storeType?: string | undefined
+  readonly storeName?: string | undefined
+}
+
+export interface PipelineSettings {
+  readonly name: string
+  readonly sourceEntry: string
+  readonly sinkEntry: string | undefined
+  /** Absolute. */
+  readonly dataDir: string
+  readonly syncFrequencySeconds: number
+  readonly chaos: boolean
+  /** From skippr.yml; the WAL's settings resolver applies the environment and defaults. */
+  readonly bufferThresholdBytes: number | undefined
+  readonly bufferThresholdSeconds: number | undefined
+  readonly walStorage: 'disk'
+  readonly store: { readonly type: string; readonly name: string | undefined }
+  readonly workspace: string
+}
+
+export function pipelineNames(file: ConfigFile): string[] {
+  return Object.keys(file.data.pipelines ?? {})
+}
+
+export function pipelineSettings(
+  file: ConfigFile,
+  name: string,
+  flags: RuntimeFlags,
+  cwd: string,
+  once: boolean,
+): PipelineSettings {
+  const pipeline = file.data.pipelines?.[name]
+  if (!pipeline) throw new PipelineNotFoundError(name, file.label, pipelineNames(file))
+  const env = file.env
+  const [, sourceEntry = ''] = pipeline.data_source.split('.')
+  const sinkEntry = pipeline.data_sink?.split('.')[1]
+  return {
+    name,
+    sourceEntry,
+    sinkEntry,
+    dataDir: pipeline.data_dir ? path.resolve(file.dir, pipeline.data_dir) : defaultDataDir(file, cwd),
+    syncFrequencySeconds: pipeline.sync_frequency_seconds ?? DEFAULT_SYNC_FREQUENCY_SECONDS,
+    chaos: pipeline.chaos_mode === true || isYes(env.SKIPPR_CHAOS_MODE),
+    bufferThresholdBytes: pipeline.buffer_threshold_bytes,
+    bufferThresholdSeconds: pipeline.buffer_threshold_seconds,
+    walStorage: walStorage(flags, env, once),
+    store: {
+      type: file.data.skippr?.store?.type ?? flags.storeType ?? env.SKIPPR_STORE_TYPE ?? 'sled',
+      name: file.data.skippr?.store?.name ?? flags.storeName ?? env.SKIPPR_STORE_NAME,
+    },
+    workspace: file.data.skippr?.workspace ?? 'default',
+  }
+}
+
+/** DATA_DIR (relative to the working directory), else `data` beside skippr.yml. */
+function defaultDataDir(file: ConfigFile, cwd: string): string {
+  const fromEnv = file.env.DATA_DIR
+  return fromEnv ? path.resolve(cwd, fromEnv) : path.join(file.dir, 'data')
+}
+
+/** Where logs go: DATA_DIR if set, otherwise the working directory. */
+export function logDirectory(env: Env, cwd: string): string {
+  return env.DATA_DIR ? path.resolve(cwd, env.DATA_DIR) : cwd
+}
+
+/** `WAL_STORAGE` / `--wal-storage`. Only `disk` is in this build; the others fail with the reason. */
+export function walStorage(flags: RuntimeFlags, env: Env, once: boolean): 'disk' {
+  const value = (flags.walStorage ?? env.WAL_STORAGE ?? 'disk').trim().toLowerCase()
+  if (!(WAL_STORAGES as readonly string[]).includes(value)) throw new WalStorageInvalidError(value)
+  if (value === 'clustered' && once) throw new WalStorageUnavailableError('WAL_STORAGE=clustered does not support sync --once: drop --once, or use --wal-storage disk')
+  if (value !== 'disk')
+    throw new WalStorageUnavailableError(
+      `WAL_STORAGE=${value} is not available in this build: use WAL_STORAGE=disk (the default) with a persistent DATA_DIR`,
+    )
+  return 'disk'
+}
+
+export function isYes(value: string | undefined): boolean {
+  return ['yes', 'true', '1', 'on'].includes((value ?? '').trim().toLowerCase())
+}
+
+/** A non-negative number from the environment, or the default; anything else is a config error. */
+export function envSeconds(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < 0) throw new ConfigError(`${name}=${raw}: expected a number of seconds ≥ 0`)
+  return value
+}

@@ -1,0 +1,129 @@
+/**
+ * Finding a connector by its type name: `Duckdb` under `data_sinks` is `@skippr/sink-duckdb`.
+ * Packages load lazily (only when a command needs them, so `--help` stays fast), first from the
+ * config file's directory — where a user installs the connectors they use — then from skipprd's
+ * own dependencies.
+ */
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import {
+  type ConnectorDefinition,
+  ConfigError,
+  parseConnectorConfig,
+  type SinkDefinition,
+  type SourceDefinition,
+} from '@skippr/connector-api'
+import { interpolate, referenceName } from './config/interpolate.js'
+import type { ConfigFile } from './config/load.js'
+import type { Section } from './config/schema.js'
+import { ConnectorMissingError } from './errors.js'
+
+const KIND = { data_sources: 'source', data_sinks: 'sink' } as const
+
+/** `Duckdb` → `duckdb`, `GoogleAnalytics` → `google-analytics`. */
+export function packageName(section: Section, type: string): string {
+  const slug = type.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
+  return `@skippr/${KIND[section]}-${slug}`
+}
+
+export interface ResolvedConnector<D> {
+  readonly entry: string
+  readonly type: string
+  readonly definition: D
+  /** The connector's validated config, `${NAME}` references replaced. */
+  readonly config: unknown
+  /** Values of its secret fields, for redaction. */
+  readonly secrets: readonly string[]
+}
+
+export async function resolveSource(
+  file: ConfigFile,
+  entry: string,
+): Promise<ResolvedConnector<SourceDefinition>> {
+  return resolveConnector(file, 'data_sources', entry) as Promise<ResolvedConnector<SourceDefinition>>
+}
+
+export async function resolveSink(file: ConfigFile, entry: string): Promise<ResolvedConnector<SinkDefinition>> {
+  return resolveConnector(file, 'data_sinks', entry) as Promise<ResolvedConnector<SinkDefinition>>
+}
+
+async function resolveConnector(
+  file: ConfigFile,
+  section: Section,
+  entry: string,
+): Promise<ResolvedConnector<SourceDefinition | SinkDefinition>> {
+  const raw = file.data[section]?.[entry]
+  if (!raw) throw new ConfigError(`${file.label}: ${section}.${entry} is not defined: define it under ${section}`)
+  const [type, fields] = Object.entries(raw)[0] as [string, Record<string, unknown> | null]
+  const where = `${section}.${entry}.${type}`
+  const definition = await loadDefinition(file, section, entry, type)
+  checkSecretsAreReferences(definition, fields ?? {}, file.label, where)
+  const { value } = interpolate(fields ?? {}, file.env, file.label, where)
+  const config = parseConnectorConfig(definition, value, { file: file.label, path: where })
+  const secrets = (definition.secretFields ?? [])
+    .map((field) => (value as Record<string, unknown>)[field])
+    .filter((v): v is string => typeof v === 'string' && v.length > 0)
+  return { entry, type, definition, config, secrets }
+}
+
+async function loadDefinition(
+  file: ConfigFile,
+  section: Section,
+  entry: string,
+  type: string,
+): Promise<SourceDefinition | SinkDefinition> {
+  const name = packageName(section, type)
+  const where = `${file.label}: ${section}.${entry}`
+  const module = await importPackage(name, file.dir)
+  if (module === undefined) throw new ConnectorMissingError(where, type, name)
+  const kind = KIND[section]
+  const definition = (module as Record<string, unknown>)[kind] as SourceDefinition | SinkDefinition | undefined
+  if (!definition || definition.kind !== kind)
+    throw new ConfigError(`${where}: ${name} does not export a ${kind}: reinstall it or check the type name`)
+  if (definition.type !== type)
+    throw new ConfigError(`${where}: unknown connector type ${type}: write ${definition.type}`)
+  return definition
+}
+
+/**
+ * The package's module, or undefined when it is not installed. Only "module not found" for the
+ * package itself means that; any other failure (a broken install, a missing native binding) is
+ * reported as it is.
+ */
+async function importPackage(name: string, configDir: string): Promise<unknown> {
+  let specifier = name
+  try {
+    specifier = pathToFileURL(createRequire(path.join(configDir, 'skippr.yml')).resolve(name)).href
+  } catch {
+    // Not installed beside the config: fall back to skipprd's own dependencies.
+  }
+  try {
+    return await import(specifier)
+  } catch (error) {
+    if (isMissing(error, name)) return undefined
+    throw new ConfigError(`cannot load ${name}: ${(error as Error).message}`, { cause: error })
+  }
+}
+
+function isMissing(error: unknown, name: string): boolean {
+  const code = (error as { code?: unknown })?.code
+  return code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(`'${name}'`)
+}
+
+/** Secret fields must name an environment variable, so no credential sits in skippr.yml. */
+function checkSecretsAreReferences(
+  definition: ConnectorDefinition<unknown>,
+  fields: Record<string, unknown>,
+  label: string,
+  where: string,
+): void {
+  for (const field of definition.secretFields ?? []) {
+    const value = fields[field]
+    if (value === undefined || value === null || referenceName(value) !== undefined) continue
+    const variable = `${where.split('.')[1] ?? ''}_${field}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_')
+    throw new ConfigError(
+      `${label}: ${where}.${field}: a secret must not be written in the file: put it in .env as ${variable}=… and write \${${variable}}`,
+    )
+  }
+}

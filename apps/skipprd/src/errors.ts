@@ -1,0 +1,113 @@
+/**
+ * skipprd's errors. Each carries a stable `code` (match with `hasCode`, never `instanceof`) and a
+ * one-line message that states the situation and the fix. Configuration problems reuse
+ * connector-api's `ConfigError` (`SKIPPR_CONFIG_INVALID`), so a connector's own validation error
+ * and the runner's read the same way.
+ */
+import { SkipprError } from '@skippr/connector-api'
+
+export const CONFIG_NOT_FOUND = 'SKIPPR_CONFIG_NOT_FOUND'
+export const ENV_NOT_SET = 'SKIPPR_ENV_NOT_SET'
+export const CONNECTOR_MISSING = 'SKIPPR_CONNECTOR_MISSING'
+export const WAL_STORAGE_INVALID = 'SKIPPR_WAL_STORAGE_INVALID'
+export const WAL_STORAGE_UNAVAILABLE = 'SKIPPR_WAL_STORAGE_UNAVAILABLE'
+export const PIPELINE_NOT_FOUND = 'SKIPPR_PIPELINE_NOT_FOUND'
+export const LANDING_INCOMPLETE = 'SKIPPR_LANDING_INCOMPLETE'
+export const BATCH_REJECTED = 'SKIPPR_BATCH_REJECTED'
+export const SOURCE_FAILED = 'SKIPPR_SOURCE_FAILED'
+
+/** No config file where skipprd looked. */
+export class ConfigNotFoundError extends SkipprError {
+  constructor(looked: string) {
+    super(CONFIG_NOT_FOUND, `${looked}: create skippr.yml there or pass --config <path>`)
+  }
+}
+
+/** A `${NAME}` reference whose variable has no value (the seed's wording). */
+export class EnvNotSetError extends SkipprError {
+  readonly variable: string
+  constructor(where: string, variable: string) {
+    super(ENV_NOT_SET, `${where}: \${${variable}}: that environment variable is not set`)
+    this.variable = variable
+  }
+}
+
+/** The package for a connector type is not installed. */
+export class ConnectorMissingError extends SkipprError {
+  readonly packageName: string
+  constructor(where: string, type: string, packageName: string, cause?: unknown) {
+    super(
+      CONNECTOR_MISSING,
+      `${where}: connector type ${type} needs the package ${packageName}: install it with \`pnpm add ${packageName}\` (or npm install ${packageName}) beside skippr.yml`,
+      { cause },
+    )
+    this.packageName = packageName
+  }
+}
+
+export class WalStorageInvalidError extends SkipprError {
+  constructor(value: string) {
+    super(WAL_STORAGE_INVALID, `WAL_STORAGE=${value} is not a WAL backend: use disk, s3 or clustered`)
+  }
+}
+
+export class WalStorageUnavailableError extends SkipprError {
+  constructor(message: string) {
+    super(WAL_STORAGE_UNAVAILABLE, message)
+  }
+}
+
+export class PipelineNotFoundError extends SkipprError {
+  constructor(name: string, file: string, known: readonly string[]) {
+    const hint = known.length > 0 ? `pipelines in it: ${known.join(', ')}` : 'it defines no pipelines'
+    super(PIPELINE_NOT_FOUND, `Pipeline '${name}' not found in ${file}: ${hint}`)
+  }
+}
+
+/** `--once` ended with committed batches that did not land: they stay in the WAL. */
+export class LandingIncompleteError extends SkipprError {
+  readonly pendingBatches: number
+  constructor(pipeline: string, pendingBatches: number, seconds: number, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    super(
+      LANDING_INCOMPLETE,
+      `pipeline '${pipeline}': ${pendingBatches} committed batch(es) could not land within ${seconds} s (${reason}); they stay in the WAL: retry later`,
+      { cause },
+    )
+    this.pendingBatches = pendingBatches
+  }
+}
+
+/** The destination refused a batch for good (`fatal`); the batch stays in the WAL. */
+export class BatchRejectedError extends SkipprError {
+  constructor(pipeline: string, batch: string, cause: Error) {
+    super(
+      BATCH_REJECTED,
+      `pipeline '${pipeline}': the destination rejected batch ${batch}: ${cause.message}. The batch stays in the WAL; fix the destination and run sync again`,
+      { cause },
+    )
+  }
+}
+
+export class SourceFailedError extends SkipprError {
+  constructor(pipeline: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    super(
+      SOURCE_FAILED,
+      `pipeline '${pipeline}': the source failed: ${reason}. Committed batches are kept; run sync again`,
+      { cause },
+    )
+  }
+}
+
+export const INTERRUPTED = 'SKIPPR_INTERRUPTED'
+
+/** `sync --once` was stopped (SIGINT/SIGTERM) before everything landed. */
+export class InterruptedError extends SkipprError {
+  constructor(pipeline: string, signal: string) {
+    super(
+      INTERRUPTED,
+      `pipeline '${pipeline}': sync --once was stopped by ${signal} before every committed batch landed; they stay in the WAL: run sync again`,
+    )
+  }
+}

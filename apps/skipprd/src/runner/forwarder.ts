@@ -1,0 +1,164 @@
+/**
+ * Lands committed WAL batches in the sink, one at a time and in commit order, each with its
+ * identity and the writer lease's fence token. The sink's answer decides what happens:
+ * `landed` / `already-landed` → mark landed in the WAL; `retry` (or a throw) → back off and try
+ * the same batch again; `fatal` → stop, the batch stays in the WAL. With `--once` a run gives up
+ * after `retryBudgetMs` without progress, leaving the batches for the next run.
+ *
+ * The sink is opened lazily and opening it is retried like a write, so an unreachable destination
+ * does not stop the source from being read into the WAL.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { batchKey, type NamespaceSchema, type Sink, type SinkBatch, type WriteOutcome } from '@skippr/connector-api'
+import type { Wal, WalBatch } from '@skippr/wal'
+import type { Logger } from 'pino'
+import { BatchRejectedError, LandingIncompleteError } from '../errors.js'
+import type { Chaos } from './chaos.js'
+import type { RunProgress } from './events.js'
+import type { SchemaRegistry } from './schemas.js'
+
+const FIRST_BACKOFF_MS = 250
+const MAX_BACKOFF_MS = 5_000
+
+export interface ForwarderOptions {
+  readonly wal: Wal
+  readonly pipeline: string
+  readonly fence: bigint
+  readonly openSink: () => Promise<Sink>
+  readonly schemas: SchemaRegistry
+  readonly progress: RunProgress
+  readonly logger: Logger
+  readonly chaos: Chaos
+  /** Give up after this long without landing anything; undefined retries until stopped. */
+  readonly retryBudgetMs: number | undefined
+}
+
+export class Forwarder {
+  private commits = 0
+  private ingestDone = false
+  private stopped = false
+  private wake: (() => void) | undefined
+  private sink: Sink | undefined
+  /** Schema objects the sink has been prepared with (the registry hands out one object per version). */
+  private readonly prepared = new WeakSet<NamespaceSchema>()
+
+  constructor(private readonly options: ForwarderOptions) {}
+
+  /** A batch was committed. */
+  committed(): void {
+    this.commits++
+    this.signal()
+  }
+
+  /** Nothing more will be committed: end once every batch has landed. */
+  finish(): void {
+    this.ingestDone = true
+    this.signal()
+  }
+
+  /** End after the write in progress, leaving the rest in the WAL. */
+  stop(): void {
+    this.stopped = true
+    this.signal()
+  }
+
+  /**
+   * Lands batches until finished and drained (resolves true) or stopped (false). Throws on a
+   * rejected batch or an exhausted retry budget.
+   */
+  async run(): Promise<boolean> {
+    try {
+      while (!this.stopped) {
+        const seen = this.commits
+        for await (const batch of this.options.wal.pending()) {
+          if (this.stopped) break
+          await this.land(batch)
+        }
+        if (this.stopped) break
+        if (this.ingestDone && this.commits === seen) return true
+        if (this.commits === seen) await new Promise<void>((resolve) => (this.wake = resolve))
+      }
+      return false
+    } finally {
+      await this.sink?.close().catch((error: unknown) => this.options.logger.warn({ err: error }, 'closing the sink failed'))
+    }
+  }
+
+  private signal(): void {
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
+  }
+
+  private async land(batch: WalBatch): Promise<void> {
+    const { wal, fence, progress, logger, chaos } = this.options
+    const key = batchKey(batch.id)
+    const parts = await Promise.all(
+      batch.parts.map(async (part) => ({ ...part, schema: await this.options.schemas.get(part.namespace, part.schemaVersion) })),
+    )
+    const sinkBatch: SinkBatch = { id: batch.id, fence, parts }
+    let failingSince: number | undefined
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.write(sinkBatch, key)
+      if (outcome.status === 'landed' || outcome.status === 'already-landed' || this.sink?.guarantee === 'none') {
+        if (outcome.status === 'landed') for (const part of parts) progress.written(part.namespace, part.rows)
+        if (outcome.status === 'retry' || outcome.status === 'fatal')
+          logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
+        logger.debug({ batch: key, outcome: outcome.status, attempt }, 'batch landed')
+        chaos.at('after-land', key)
+        await wal.markLanded(batch.id)
+        return
+      }
+      if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
+      failingSince ??= Date.now()
+      const budget = this.options.retryBudgetMs
+      // Stopping: the batch stays in the WAL for the next run.
+      if (this.stopped) return
+      if (budget !== undefined && Date.now() - failingSince >= budget)
+        throw new LandingIncompleteError(this.options.pipeline, await this.countPending(), Math.round(budget / 1000), outcome.error)
+      const delay = backoff(attempt)
+      logger.warn({ batch: key, attempt, retryInMs: delay, err: outcome.error }, 'batch did not land; retrying')
+      await sleep(delay)
+    }
+  }
+
+  /** One attempt: open and prepare the sink if needed, then write. Every failure is a `retry`. */
+  private async write(batch: SinkBatch, key: string): Promise<WriteOutcome> {
+    const { progress, chaos } = this.options
+    progress.uploadsInFlight++
+    try {
+      const sink = await this.openSink()
+      for (const part of batch.parts) await this.prepare(sink, part.schema)
+      return await chaos.during('mid-write', key, sink.write(batch))
+    } catch (error) {
+      return { status: 'retry', error: error instanceof Error ? error : new Error(String(error)) }
+    } finally {
+      progress.uploadsInFlight--
+    }
+  }
+
+  /** Opens the sink once and prepares every current namespace, so tables exist even before rows arrive. */
+  private async openSink(): Promise<Sink> {
+    this.sink ??= await this.options.openSink()
+    for (const schema of this.options.schemas.current()) await this.prepare(this.sink, schema)
+    return this.sink
+  }
+
+  private async prepare(sink: Sink, schema: NamespaceSchema): Promise<void> {
+    if (this.prepared.has(schema)) return
+    await sink.prepare(schema)
+    this.prepared.add(schema)
+  }
+
+  private async countPending(): Promise<number> {
+    let count = 0
+    for await (const _ of this.options.wal.pending()) count++
+    return count
+  }
+}
+
+/** Exponential backoff with jitter: 250 ms doubling to 5 s. */
+function backoff(attempt: number): number {
+  const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (attempt - 1))
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2)
+}

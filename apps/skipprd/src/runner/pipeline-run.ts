@@ -1,0 +1,300 @@
+/**
+ * One sync of one pipeline, the sequence of skipprd-sync.txt:
+ *
+ * 1. skip it if disabled (before touching the source), or — when every pipeline is synced — if it
+ *    ran within its sync_frequency_seconds;
+ * 2. take the writer lease (its token fences every write);
+ * 3. load the saved schema, or discover and save it;
+ * 4. open the WAL; the forwarder starts landing what earlier runs committed, in order;
+ * 5. read the source from the WAL's resume offset, buffer, commit each flush (fsync) — and only
+ *    then may the source position advance — while the forwarder lands committed batches;
+ * 6. with --once, drain: every committed batch lands, or the run exits 1 and they stay in the WAL.
+ *    Without it, run until stopped, then flush the buffer, stop forwarding and release the lease.
+ */
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { ConnectorContext, NamespaceSchema, SinkDefinition, Source, SourceDefinition } from '@skippr/connector-api'
+import { openStateStore, type PipelineState } from '@skippr/state'
+import { BatchBuffer, openWal, resolveWalSettings, type ResumePositions, type Wal } from '@skippr/wal'
+import type { Logger } from 'pino'
+import type { Env } from '../config/interpolate.js'
+import type { PipelineSettings } from '../config/settings.js'
+import type { ResolvedConnector } from '../connectors.js'
+import { InterruptedError, SourceFailedError } from '../errors.js'
+import { connectorLogger } from '../logging.js'
+import type { Chaos } from './chaos.js'
+import { RunProgress, type SyncListener } from './events.js'
+import { Forwarder } from './forwarder.js'
+import { SchemaRegistry } from './schemas.js'
+
+export interface PipelineRunOptions {
+  readonly settings: PipelineSettings
+  readonly source: ResolvedConnector<SourceDefinition>
+  readonly sink: ResolvedConnector<SinkDefinition> | undefined
+  readonly configDir: string
+  readonly env: Env
+  readonly once: boolean
+  /** Every-pipeline mode: skip a pipeline that ran within its sync_frequency_seconds. */
+  readonly honourFrequency: boolean
+  readonly logger: Logger
+  readonly listener: SyncListener
+  /** Aborted on SIGINT/SIGTERM: stop cleanly. Its reason names the signal. */
+  readonly stop: AbortSignal
+  readonly chaos: Chaos
+  /** With --once, how long landing may fail before the run gives up. */
+  readonly retryBudgetMs: number
+  /** How long to wait for another sync's writer lease. */
+  readonly leaseWaitMs: number | undefined
+}
+
+export type PipelineRunResult =
+  | {
+      readonly status: 'completed'
+      readonly runId: string
+      readonly rowsRead: number
+      readonly rowsWritten: number
+      readonly namespaces: number
+      readonly elapsedMs: number
+    }
+  | { readonly status: 'skipped'; readonly reason: 'disabled' | 'frequency' }
+
+export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunResult> {
+  const { settings } = options
+  const store = await openStateStore({
+    type: settings.store.type,
+    dataDir: settings.dataDir,
+    workspace: settings.workspace,
+  })
+  try {
+    const state = store.pipeline(settings.name)
+    const skip = await skipReason(state, options)
+    if (skip) return skip
+    return await syncPipeline(state, options)
+  } finally {
+    await store.close()
+  }
+}
+
+async function skipReason(state: PipelineState, options: PipelineRunOptions): Promise<PipelineRunResult | undefined> {
+  const { name, syncFrequencySeconds } = options.settings
+  let message: string | undefined
+  let reason: 'disabled' | 'frequency' = 'disabled'
+  if (!(await state.isEnabled())) message = `Pipeline '${name}' disabled, skipping.`
+  else if (options.honourFrequency) {
+    const lastRun = await state.getLastRun()
+    const ago = lastRun && Math.floor((Date.now() - lastRun.getTime()) / 1000)
+    if (ago !== undefined && ago < syncFrequencySeconds) {
+      message = `Pipeline '${name}' last ran ${ago} seconds ago, skipping.`
+      reason = 'frequency'
+    }
+  }
+  if (message === undefined) return undefined
+  options.logger.info({ pipeline: name, reason }, message)
+  options.listener({ type: 'skipped', pipeline: name, reason, message })
+  return { status: 'skipped', reason }
+}
+
+async function syncPipeline(state: PipelineState, options: PipelineRunOptions): Promise<PipelineRunResult> {
+  const { settings, listener, chaos } = options
+  const pipeline = settings.name
+  const runId = randomUUID()
+  const logger = options.logger.child({ pipeline, run_id: runId })
+  const progress = new RunProgress()
+  const failed = new AbortController()
+  const cleanups: (() => Promise<unknown>)[] = []
+  listener({ type: 'start', pipeline, runId, progress })
+  logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
+  try {
+    const lease = await state.acquireLease({
+      owner: `${hostname()}:${process.pid}`,
+      ...(options.leaseWaitMs !== undefined && { waitMs: options.leaseWaitMs }),
+      onLost: (error) => failed.abort(error),
+    })
+    cleanups.push(() => lease.release())
+    logger.info({ fence: lease.token.toString() }, 'writer lease acquired')
+
+    const context: ConnectorContext = {
+      configDir: options.configDir,
+      dataDir: settings.dataDir,
+      pipeline,
+      logger: connectorLogger(logger),
+    }
+    const source = await createSource(options.source, context, pipeline)
+    cleanups.push(() => source.close())
+    const schemas = new SchemaRegistry(
+      state,
+      lease.token,
+      (schema) => discovered(schema, options, runId, logger),
+      (previous, next, version) =>
+        logger.info(
+          { namespace: next.namespace, version, fields_added: next.fields.length - previous.fields.length },
+          'schema evolved',
+        ),
+    )
+    await schemas.load(() => source.discover().catch((error: unknown) => Promise.reject(new SourceFailedError(pipeline, error))))
+
+    const walSettings = resolveWalSettings({
+      yaml: {
+        buffer_threshold_bytes: settings.bufferThresholdBytes,
+        buffer_threshold_seconds: settings.bufferThresholdSeconds,
+      },
+      env: options.env,
+    })
+    const wal = await openWal({
+      pipeline,
+      dataDir: settings.dataDir,
+      storage: settings.walStorage,
+      bytesPerFile: walSettings.bytesPerFile,
+      maxDelaySeconds: walSettings.maxDelaySeconds,
+      positions: resumePositions(state, lease.token),
+    })
+    cleanups.push(() => wal.close())
+
+    const sink = options.sink
+    const forwarder =
+      sink &&
+      new Forwarder({
+        wal,
+        pipeline,
+        fence: lease.token,
+        openSink: async () => sink.definition.create(sink.config, context),
+        schemas,
+        progress,
+        logger,
+        chaos,
+        retryBudgetMs: options.once ? options.retryBudgetMs : undefined,
+      })
+    const forwarding = forwarder?.run()
+    forwarding?.catch((error: unknown) => failed.abort(error))
+    const stopForwarding = (): void => forwarder?.stop()
+    options.stop.addEventListener('abort', stopForwarding, { once: true })
+    cleanups.push(async () => {
+      options.stop.removeEventListener('abort', stopForwarding)
+      forwarder?.stop()
+      await forwarding?.catch(() => {})
+    })
+
+    const buffer = new BatchBuffer({
+      thresholdBytes: walSettings.bufferThresholdBytes,
+      thresholdSeconds: walSettings.bufferThresholdSeconds,
+      commit: async (batch) => {
+        const id = await wal.commit(batch)
+        const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
+        logger.debug({ seq: id.seq.toString(), rows, offset: batch.offset }, 'batch committed')
+        // Without a destination the WAL is where rows are written.
+        if (!sink) for (const part of batch.parts) progress.written(part.namespace, part.rows)
+        chaos.at('after-commit', `batch ${id.seq}`)
+        forwarder?.committed()
+      },
+    })
+
+    listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'start' })
+    const reading = AbortSignal.any([options.stop, failed.signal])
+    await ingest({ source, wal, buffer, schemas, progress, chaos, pipeline, follow: !options.once, signal: reading })
+    await buffer.close()
+    throwIfFailed(failed.signal)
+    listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'done' })
+
+    progress.phase = 'Finalising'
+    listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'start' })
+    forwarder?.finish()
+    const drained = (await forwarding) ?? true
+    throwIfFailed(failed.signal)
+    if (!drained && options.once) throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
+    listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'done' })
+
+    const startedAt = new Date(progress.startedAt)
+    await state.setLastRun(startedAt, { fence: lease.token })
+    const result = {
+      status: 'completed' as const,
+      runId,
+      rowsRead: progress.rowsRead,
+      rowsWritten: progress.rowsWritten,
+      namespaces: schemas.current().length,
+      elapsedMs: progress.elapsedMs(),
+    }
+    logger.info({ rows_read: result.rowsRead, rows_written: result.rowsWritten, elapsed_ms: result.elapsedMs }, 'sync complete')
+    listener({ type: 'complete', pipeline, ...result })
+    return result
+  } catch (error) {
+    logger.error({ err: error }, 'sync failed')
+    const message = error instanceof Error ? error.message : String(error)
+    listener({ type: 'error', pipeline, runId, error: message, cause: error })
+    throw error
+  } finally {
+    failed.abort(new Error('run ended'))
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error: unknown) => logger.warn({ err: error }, 'cleanup failed'))
+  }
+}
+
+interface IngestOptions {
+  readonly source: Source
+  readonly wal: Wal
+  readonly buffer: BatchBuffer
+  readonly schemas: SchemaRegistry
+  readonly progress: RunProgress
+  readonly chaos: Chaos
+  readonly pipeline: string
+  readonly follow: boolean
+  readonly signal: AbortSignal
+}
+
+/** Reads the source from the WAL's resume offset into the buffer until it ends or `signal` aborts. */
+async function ingest(options: IngestOptions): Promise<void> {
+  const { source, buffer, schemas, progress, chaos, signal } = options
+  const from = await options.wal.resumeOffset()
+  const chunks = source.read(from, { signal, follow: options.follow })[Symbol.asyncIterator]()
+  try {
+    while (!signal.aborted) {
+      const next = await chunks.next().catch((error: unknown) => {
+        // A source may end its read with an abort error when asked to stop: that is a clean end.
+        if (signal.aborted) return { done: true as const, value: undefined }
+        throw new SourceFailedError(options.pipeline, error)
+      })
+      if (next.done) return
+      const chunk = next.value
+      const schemaVersion = await schemas.observe(chunk)
+      progress.read(chunk.namespace, chunk.rows, chunk.body.length)
+      await buffer.add({ ...chunk, schemaVersion })
+      chaos.at('mid-read', `${chunk.namespace} +${chunk.rows} rows`)
+    }
+  } finally {
+    await chunks.return?.()
+  }
+}
+
+async function createSource(
+  resolved: ResolvedConnector<SourceDefinition>,
+  context: ConnectorContext,
+  pipeline: string,
+): Promise<Source> {
+  try {
+    return await resolved.definition.create(resolved.config, context)
+  } catch (error) {
+    throw new SourceFailedError(pipeline, error)
+  }
+}
+
+function discovered(schema: NamespaceSchema, options: PipelineRunOptions, runId: string, logger: Logger): void {
+  logger.info({ namespace: schema.namespace, field_count: schema.fields.length }, 'namespace discovered')
+  options.listener({
+    type: 'namespace_discovered',
+    pipeline: options.settings.name,
+    runId,
+    namespace: schema.namespace,
+    fieldCount: schema.fields.length,
+  })
+}
+
+/** The WAL keeps the resume position here once the batches carrying it are trimmed. */
+function resumePositions(state: PipelineState, fence: bigint): ResumePositions {
+  return {
+    load: () => state.getResumeOffset(),
+    save: (offset) => (offset === undefined ? state.reset() : state.saveResumeOffset(offset, { fence })),
+  }
+}
+
+function throwIfFailed(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason
+}

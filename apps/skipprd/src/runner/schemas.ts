@@ -1,0 +1,102 @@
+/**
+ * The pipeline's schemas, versioned in the state store. A WAL batch part names the schema version
+ * its rows were read with, so the forwarder can hand a sink the exact layout of every part, even
+ * for batches committed by an earlier run.
+ */
+import { evolveSchema, type NamespaceSchema, type SourceChunk } from '@skippr/connector-api'
+import type { JsonValue, PipelineState } from '@skippr/state'
+
+interface Current {
+  readonly version: number
+  readonly schema: NamespaceSchema
+}
+
+export class SchemaRegistry {
+  private readonly latest = new Map<string, Current>()
+  private readonly versions = new Map<string, NamespaceSchema>()
+
+  constructor(
+    private readonly state: PipelineState,
+    private readonly fence: bigint,
+    /** A namespace seen for the first time (discovered, or appearing during the run). */
+    private readonly onDiscovered: (schema: NamespaceSchema) => void,
+    private readonly onEvolved: (previous: NamespaceSchema, next: NamespaceSchema, version: number) => void,
+  ) {}
+
+  /** Loads the saved schemas; with none saved yet, runs `discover` and saves what it finds. */
+  async load(discover: () => Promise<NamespaceSchema[]>): Promise<void> {
+    const saved = await this.state.listSchemas()
+    for (const { namespace, version, schema } of saved) this.remember(namespace, version, schema as unknown as NamespaceSchema)
+    if (saved.length > 0) return
+    for (const schema of await discover()) await this.add(schema)
+  }
+
+  /** The newest schema of every namespace. */
+  current(): NamespaceSchema[] {
+    return [...this.latest.values()].map((c) => c.schema)
+  }
+
+  /** The schema version a chunk's rows are laid out in, saving a new version when it changed. */
+  async observe(chunk: SourceChunk): Promise<number> {
+    const current = this.latest.get(chunk.namespace)
+    if (!chunk.schema) {
+      if (!current)
+        throw new Error(`the source sent rows of namespace '${chunk.namespace}' without its schema; it was never discovered`)
+      return current.version
+    }
+    if (!current) return this.add(chunk.schema)
+    const next = evolveSchema(current.schema, chunk.schema)
+    if (next === current.schema) return current.version
+    if (chunk.format === 'csv') checkCsvLayout(chunk.namespace, chunk.schema, next)
+    const version = await this.save(next)
+    this.onEvolved(current.schema, next, version)
+    return version
+  }
+
+  /** The schema a batch part was written with. */
+  async get(namespace: string, version: number): Promise<NamespaceSchema> {
+    const known = this.versions.get(key(namespace, version))
+    if (known) return known
+    const saved = await this.state.getSchema(namespace, version)
+    if (!saved)
+      throw new Error(
+        `schema version ${version} of namespace '${namespace}' is missing from the state store; the WAL holds rows that need it`,
+      )
+    const schema = saved.schema as unknown as NamespaceSchema
+    this.versions.set(key(namespace, version), schema)
+    return schema
+  }
+
+  private async add(schema: NamespaceSchema): Promise<number> {
+    const version = await this.save(schema)
+    this.onDiscovered(schema)
+    return version
+  }
+
+  private async save(schema: NamespaceSchema): Promise<number> {
+    const version = await this.state.saveSchema(schema.namespace, schema as unknown as JsonValue, {
+      fence: this.fence,
+    })
+    this.remember(schema.namespace, version, schema)
+    return version
+  }
+
+  private remember(namespace: string, version: number, schema: NamespaceSchema): void {
+    this.versions.set(key(namespace, version), schema)
+    const current = this.latest.get(namespace)
+    if (!current || current.version < version) this.latest.set(namespace, { version, schema })
+  }
+}
+
+function key(namespace: string, version: number): string {
+  return `${namespace}\u0000${version}`
+}
+
+/** CSV columns are positional: the rows must be laid out exactly as the schema version that describes them. */
+function checkCsvLayout(namespace: string, observed: NamespaceSchema, next: NamespaceSchema): void {
+  const names = (s: NamespaceSchema) => s.fields.map((f) => f.name).join(',')
+  if (names(observed) !== names(next))
+    throw new Error(
+      `the source changed the columns of '${namespace}' from [${names(next)}] to [${names(observed)}]; CSV rows can only gain columns at the end`,
+    )
+}

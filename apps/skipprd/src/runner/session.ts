@@ -1,0 +1,108 @@
+/**
+ * Running pipelines from a loaded config: resolves each pipeline's connectors and settings, then
+ * runs it — one pipeline, or every pipeline in turn honouring sync_frequency_seconds (re-checking
+ * every 10 s without --once). Shared by the CLI and the programmatic `Session`.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
+import type { Logger } from 'pino'
+import type { ConfigFile } from '../config/load.js'
+import { envSeconds, type PipelineSettings, pipelineNames, pipelineSettings, type RuntimeFlags } from '../config/settings.js'
+import { type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
+import type { Redactor } from '../redact.js'
+import { createChaos, noChaos } from './chaos.js'
+import type { SyncListener } from './events.js'
+import { type PipelineRunResult, runPipeline } from './pipeline-run.js'
+
+/** Every-pipeline mode without --once looks again this often. */
+export const RECHECK_SECONDS = 10
+const DEFAULT_RETRY_BUDGET_SECONDS = 60
+
+export interface RunEnvironment {
+  readonly file: ConfigFile
+  readonly cwd: string
+  readonly flags: RuntimeFlags
+  readonly logger: Logger
+  readonly redactor: Redactor
+  readonly listener: SyncListener
+  /** Aborted to stop cleanly; its reason names the signal. */
+  readonly stop: AbortSignal
+  /** Where chaos mode announces a kill (synchronously). */
+  readonly announce: (line: string) => void
+}
+
+export interface ResolvedPipeline {
+  readonly settings: PipelineSettings
+  readonly source: ResolvedConnector<SourceDefinition>
+  readonly sink: ResolvedConnector<SinkDefinition> | undefined
+}
+
+/** Settings and connectors of a pipeline; its secrets are registered for redaction. */
+export async function resolvePipeline(
+  environment: Pick<RunEnvironment, 'file' | 'cwd' | 'flags' | 'redactor'>,
+  name: string,
+  once: boolean,
+): Promise<ResolvedPipeline> {
+  const { file } = environment
+  const settings = pipelineSettings(file, name, environment.flags, environment.cwd, once)
+  const [source, sink] = await Promise.all([
+    resolveSource(file, settings.sourceEntry),
+    settings.sinkEntry === undefined ? undefined : resolveSink(file, settings.sinkEntry),
+  ])
+  environment.redactor.add([...source.secrets, ...(sink?.secrets ?? [])])
+  return { settings, source, sink }
+}
+
+export function syncPipeline(
+  environment: RunEnvironment,
+  pipeline: ResolvedPipeline,
+  options: { once: boolean; honourFrequency: boolean },
+): Promise<PipelineRunResult> {
+  const { file, logger } = environment
+  const env = file.env
+  const chaos = pipeline.settings.chaos
+    ? createChaos(env, (line) => {
+        logger.warn({ pipeline: pipeline.settings.name }, line)
+        environment.announce(line)
+      })
+    : noChaos
+  const leaseWait = env.SKIPPR_LEASE_WAIT_SECONDS
+  return runPipeline({
+    ...pipeline,
+    configDir: file.dir,
+    env,
+    once: options.once,
+    honourFrequency: options.honourFrequency,
+    logger,
+    listener: environment.listener,
+    stop: environment.stop,
+    chaos,
+    retryBudgetMs: envSeconds(env, 'SKIPPR_RETRY_BUDGET_SECONDS', DEFAULT_RETRY_BUDGET_SECONDS) * 1000,
+    leaseWaitMs: leaseWait === undefined ? undefined : envSeconds(env, 'SKIPPR_LEASE_WAIT_SECONDS', 30) * 1000,
+  })
+}
+
+/**
+ * Syncs every pipeline in the file, one after another. A failing pipeline does not stop the
+ * others; resolves with how many failed. Without --once it keeps going until `stop` aborts.
+ */
+export async function syncEveryPipeline(environment: RunEnvironment, once: boolean): Promise<number> {
+  const names = pipelineNames(environment.file)
+  const pipelines = []
+  for (const name of names) pipelines.push(await resolvePipeline(environment, name, once))
+  let failures = 0
+  const recheckMs = envSeconds(environment.file.env, 'SKIPPR_RECHECK_SECONDS', RECHECK_SECONDS) * 1000
+  for (;;) {
+    for (const pipeline of pipelines) {
+      if (environment.stop.aborted) return failures
+      try {
+        await syncPipeline(environment, pipeline, { once: true, honourFrequency: true })
+      } catch (error) {
+        failures++
+        environment.logger.error({ pipeline: pipeline.settings.name, err: error }, 'pipeline sync failed')
+      }
+    }
+    if (once || environment.stop.aborted) return failures
+    await sleep(recheckMs, undefined, { signal: environment.stop }).catch(() => {})
+  }
+}

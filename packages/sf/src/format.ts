@@ -1,0 +1,123 @@
+/**
+ * On-disk encodings of the slot, as pure functions over bytes. All integers are little-endian.
+ *
+ *   segment header (32 bytes)   0 magic "SKSF" | 4 u16 version | 6 u16 flags | 8 u64 baseSeq (FSN of the
+ *                               first frame) | 16 u64 creation time (ms since epoch) | 24 u32 CRC32C of
+ *                               bytes 0..24 | 28 u32 reserved (0)
+ *   frame (8 + n bytes)         0 u32 CRC32C over bytes 4..8+n | 4 u32 n | 8 n bytes payload
+ *   .ack-watermark (16 bytes)   0 magic "SKAW" | 4 u32 CRC32C of bytes 8..16 | 8 u64 acked FSN
+ *
+ * A region of zero bytes never decodes as a frame: the CRC32C of a zero length is not zero. That is what
+ * lets zero-filled preallocation mark the end of data.
+ */
+import { crc32c } from '@node-rs/crc32'
+
+export const FORMAT_VERSION = 1
+export const SEGMENT_HEADER_BYTES = 32
+export const FRAME_HEADER_BYTES = 8
+export const WATERMARK_BYTES = 16
+
+const SEGMENT_MAGIC = 0x46534b53 // "SKSF"
+const WATERMARK_MAGIC = 0x57414b53 // "SKAW"
+
+export interface SegmentHeader {
+  version: number
+  flags: number
+  baseSeq: bigint
+  createdAtMs: number
+}
+
+export function encodeSegmentHeader(baseSeq: bigint, createdAtMs: number): Buffer {
+  const b = Buffer.alloc(SEGMENT_HEADER_BYTES)
+  b.writeUInt32LE(SEGMENT_MAGIC, 0)
+  b.writeUInt16LE(FORMAT_VERSION, 4)
+  b.writeUInt16LE(0, 6)
+  b.writeBigUInt64LE(baseSeq, 8)
+  b.writeBigUInt64LE(BigInt(createdAtMs), 16)
+  b.writeUInt32LE(crc32c(b.subarray(0, 24)), 24)
+  return b
+}
+
+/** The header, or a reason why these bytes are not a valid header. */
+export function decodeSegmentHeader(b: Uint8Array): SegmentHeader | string {
+  if (b.length < SEGMENT_HEADER_BYTES) return `header truncated to ${b.length} bytes`
+  const buf = Buffer.from(b.buffer, b.byteOffset, SEGMENT_HEADER_BYTES)
+  if (buf.readUInt32LE(0) !== SEGMENT_MAGIC) return 'bad magic'
+  if (buf.readUInt32LE(24) !== crc32c(buf.subarray(0, 24))) return 'header checksum mismatch'
+  const version = buf.readUInt16LE(4)
+  if (version !== FORMAT_VERSION) return `unsupported format version ${version}`
+  return {
+    version,
+    flags: buf.readUInt16LE(6),
+    baseSeq: buf.readBigUInt64LE(8),
+    createdAtMs: Number(buf.readBigUInt64LE(16)),
+  }
+}
+
+export function frameBytes(payloadLength: number): number {
+  return FRAME_HEADER_BYTES + payloadLength
+}
+
+/** Writes one frame into `target` at `offset`; returns the offset after it. */
+export function encodeFrameInto(target: Buffer, offset: number, payload: Uint8Array): number {
+  const n = payload.length
+  target.writeUInt32LE(n, offset + 4)
+  target.set(payload, offset + FRAME_HEADER_BYTES)
+  const crc = crc32c(target.subarray(offset + 4, offset + FRAME_HEADER_BYTES + n))
+  target.writeUInt32LE(crc, offset)
+  return offset + FRAME_HEADER_BYTES + n
+}
+
+export function encodeFrame(payload: Uint8Array): Buffer {
+  const b = Buffer.allocUnsafe(frameBytes(payload.length))
+  encodeFrameInto(b, 0, payload)
+  return b
+}
+
+/** The frame at `offset` extends past the bytes available in the buffer: read more and try again. */
+export const FRAME_INCOMPLETE = -1
+/** No valid frame starts at `offset`: checksum mismatch, zero fill, or a length past `limit`. */
+export const FRAME_INVALID = -2
+
+/**
+ * Checks the frame starting at `offset` in `buf`. `limit` is how many bytes the frame may span at most
+ * (the rest of its segment). Returns the payload length of a valid frame, FRAME_INCOMPLETE or FRAME_INVALID.
+ */
+export function checkFrame(buf: Buffer, offset: number, end: number, limit: number): number {
+  if (limit < FRAME_HEADER_BYTES) return FRAME_INVALID
+  if (end - offset < FRAME_HEADER_BYTES) return FRAME_INCOMPLETE
+  const n = buf.readUInt32LE(offset + 4)
+  if (FRAME_HEADER_BYTES + n > limit) return FRAME_INVALID
+  if (end - offset < FRAME_HEADER_BYTES + n) return FRAME_INCOMPLETE
+  const crc = crc32c(buf.subarray(offset + 4, offset + FRAME_HEADER_BYTES + n))
+  return crc === buf.readUInt32LE(offset) ? n : FRAME_INVALID
+}
+
+export function encodeWatermark(fsn: bigint): Buffer {
+  const b = Buffer.alloc(WATERMARK_BYTES)
+  b.writeUInt32LE(WATERMARK_MAGIC, 0)
+  b.writeBigUInt64LE(fsn, 8)
+  b.writeUInt32LE(crc32c(b.subarray(8, 16)), 4)
+  return b
+}
+
+/** The acked FSN, or a reason why these bytes are not a valid watermark. */
+export function decodeWatermark(b: Uint8Array): bigint | string {
+  if (b.length !== WATERMARK_BYTES) return `expected ${WATERMARK_BYTES} bytes, found ${b.length}`
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.length)
+  if (buf.readUInt32LE(0) !== WATERMARK_MAGIC) return 'bad magic'
+  if (buf.readUInt32LE(4) !== crc32c(buf.subarray(8, 16))) return 'checksum mismatch'
+  return buf.readBigUInt64LE(8)
+}
+
+const SEGMENT_NAME = /^sf-([0-9a-f]{16})\.sfa$/
+
+export function segmentFileName(gen: bigint): string {
+  return `sf-${gen.toString(16).padStart(16, '0')}.sfa`
+}
+
+/** The generation in a segment file name, or undefined for any other name. */
+export function parseSegmentFileName(name: string): bigint | undefined {
+  const m = SEGMENT_NAME.exec(name)
+  return m ? BigInt(`0x${m[1]}`) : undefined
+}

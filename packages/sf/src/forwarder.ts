@@ -1,0 +1,285 @@
+/**
+ * The I/O loop that forwards one slot to a receiver: connect, replay everything unacknowledged from
+ * `ackedFsn + 1` straight from the slot (never holding the backlog in memory), follow new appends, persist
+ * acks, and on a broken connection retry with backoff — forever, or within a budget for orphan drainers.
+ * Terminal errors (HALT, auth, protocol, corruption) stop it and are latched.
+ */
+import { type BackoffPolicy, backoffDelay } from './backoff.js'
+import type { SenderCounters } from './counters.js'
+import { type Endpoint, Link } from './link.js'
+import {
+  ProtocolViolationError,
+  ReceiverFrameLimitError,
+  ReconnectBudgetError,
+  SenderClosedError,
+  SenderServerError,
+} from './errors.js'
+import type { Slot } from './slot.js'
+import { dataMessageBytes, type ErrorCategory, encodeData } from './wire.js'
+
+export interface ForwarderOptions {
+  endpoint: Endpoint
+  /** The id announced in HELLO; the receiver dedups by it. */
+  wireSenderId: string
+  requestDurableAck: boolean
+  backoff: BackoffPolicy
+  keepaliveMs: number
+  /** Give up (terminal error) after failing to reconnect for this long; undefined retries forever. */
+  reconnectBudgetMs: number | undefined
+  counters: SenderCounters
+  /** DROP errors and the terminal error, for the error inbox. */
+  onError(error: Error): void
+  onAcked?(ackedFsn: bigint): void
+}
+
+/** The state of an outage: since when the sender has been reconnecting and how often it tried. */
+export interface Outage {
+  since: Date
+  attempt: number
+  lastError: Error | undefined
+}
+
+/** Bytes per DATA message the forwarder aims for (less if the receiver accepts less). */
+const BATCH_BYTES = 256 * 1024
+
+interface AckWaiter {
+  fsn: bigint
+  resolve(): void
+  reject(e: Error): void
+}
+
+export class Forwarder {
+  private stopping = false
+  private terminal: Error | undefined
+  private outageState: Outage | undefined
+  private link: Link | undefined
+  /** Highest FSN sent on any connection of this forwarder, to count replays. */
+  private highestSent = 0n
+  private ackTarget: bigint
+  private acking: Promise<void> | undefined
+  /** Wakes the pump (new frames, link ended, stop). */
+  private wakers: Array<() => void> = []
+  /** Cuts a backoff sleep short (stop, terminal error). */
+  private interruptSleep: (() => void) | undefined
+  private readonly ackWaiters = new Set<AckWaiter>()
+  private readonly unsubscribe: () => void
+  readonly done: Promise<void>
+
+  constructor(
+    private readonly slot: Slot,
+    private readonly options: ForwarderOptions,
+  ) {
+    this.ackTarget = slot.ackedFsn
+    this.unsubscribe = slot.onPublished(() => this.wake())
+    this.done = this.run()
+  }
+
+  get terminalError(): Error | undefined {
+    return this.terminal
+  }
+
+  get outage(): Outage | undefined {
+    return this.outageState
+  }
+
+  /** Resolves once every frame up to `fsn` is acknowledged (durably, if requested). */
+  waitAcked(fsn: bigint): Promise<void> {
+    if (this.slot.ackedFsn >= fsn) return Promise.resolve()
+    if (this.terminal) return Promise.reject(this.terminal)
+    if (this.stopping) return Promise.reject(new SenderClosedError())
+    return new Promise((resolve, reject) => this.ackWaiters.add({ fsn, resolve, reject }))
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true
+    this.link?.close()
+    this.interruptSleep?.()
+    this.wake()
+    await this.done
+    this.unsubscribe()
+    this.settleWaiters(new SenderClosedError())
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping && !this.terminal) {
+      let failure: Error
+      try {
+        failure = await this.session()
+      } catch (e) {
+        failure = e as Error
+      }
+      if (this.stopping || this.terminal) break
+      if (isTerminal(failure)) {
+        this.latch(failure)
+        break
+      }
+      await this.backOff(failure)
+    }
+  }
+
+  /** One connection, from the upgrade until it ends; returns (or throws) why it ended. */
+  private async session(): Promise<Error> {
+    const link = Link.connect(this.options.endpoint, this.options.wireSenderId, this.options.requestDurableAck, this.options.keepaliveMs, {
+      onAck: (fsn, durable) => this.onAck(link, fsn, durable),
+      onServerError: (category, fsn, message) => this.onServerError(category, fsn, message),
+      onClose: () => this.wake(),
+    })
+    this.link = link
+    try {
+      await link.ready
+      if (this.outageState) {
+        this.options.counters.totalReconnectsSucceeded++
+        this.outageState = undefined
+      }
+      await this.pump(link)
+    } catch (e) {
+      link.fail(e as Error, 0)
+      throw e
+    } finally {
+      this.link = undefined
+    }
+    if (link.isOpen) link.fail(new SenderClosedError(), 1000)
+    return link.closed
+  }
+
+  /** Sends from `ackedFsn + 1` on, then follows new appends, until the link ends. */
+  private async pump(link: Link): Promise<void> {
+    let next = this.slot.ackedFsn + 1n
+    while (link.isOpen && !this.stopping && !this.terminal) {
+      if (next > this.slot.publishedFsn) {
+        await new Promise<void>((resolve) => this.wakers.push(resolve))
+        continue
+      }
+      next = await this.sendFrom(link, next)
+    }
+  }
+
+  /** Streams frames from the slot starting at `from` in DATA messages; returns the next FSN to send. */
+  private async sendFrom(link: Link, from: bigint): Promise<bigint> {
+    const limit = link.maxFrameBytes
+    const target = Math.min(limit, BATCH_BYTES)
+    let batch: Uint8Array[] = []
+    let batchBytes = 0
+    let first = from
+    let next = from
+    for await (const { fsn, payload } of this.slot.replay(from)) {
+      if (!link.isOpen || this.stopping || this.terminal) return next
+      const alone = dataMessageBytes(payload.length, 1)
+      if (alone > limit) throw new ReceiverFrameLimitError(fsn, alone, limit)
+      // A DATA message carries consecutive FSNs; the slot skips a range only where recovery reported loss.
+      const gap = fsn !== next
+      if (batch.length > 0 && (gap || dataMessageBytes(batchBytes + payload.length, batch.length + 1) > target)) {
+        await this.sendBatch(link, first, batch)
+        batch = []
+        batchBytes = 0
+        first = fsn
+      }
+      batch.push(payload)
+      batchBytes += payload.length
+      next = fsn + 1n
+    }
+    if (batch.length > 0 && link.isOpen) await this.sendBatch(link, first, batch)
+    return next
+  }
+
+  private async sendBatch(link: Link, first: bigint, payloads: Uint8Array[]): Promise<void> {
+    const last = first + BigInt(payloads.length) - 1n
+    if (first <= this.highestSent) {
+      const upTo = last < this.highestSent ? last : this.highestSent
+      this.options.counters.totalFramesReplayed += Number(upTo - first + 1n)
+    }
+    if (last > this.highestSent) this.highestSent = last
+    link.send(encodeData(first, payloads))
+    await link.writable()
+  }
+
+  private onAck(link: Link, fsn: bigint, durable: boolean): void {
+    if (fsn > this.slot.publishedFsn) {
+      link.fail(
+        new ProtocolViolationError(`receiver acknowledged FSN ${fsn}, beyond the last FSN written (${this.slot.publishedFsn})`),
+        1002,
+      )
+      return
+    }
+    if (durable !== this.options.requestDurableAck || fsn <= this.ackTarget) return
+    this.ackTarget = fsn
+    this.acking ??= this.persistAcks()
+  }
+
+  /** Acks are persisted one at a time; acks arriving meanwhile are folded into the next call. */
+  private async persistAcks(): Promise<void> {
+    try {
+      while (this.slot.ackedFsn < this.ackTarget) {
+        await this.slot.ack(this.ackTarget)
+        this.options.onAcked?.(this.slot.ackedFsn)
+        this.settleWaiters()
+      }
+    } catch (e) {
+      this.latch(e as Error)
+    } finally {
+      this.acking = undefined
+    }
+  }
+
+  private onServerError(category: ErrorCategory, fsn: bigint, message: string): void {
+    this.options.counters.totalServerErrors++
+    const error = new SenderServerError(category, fsn, message)
+    if (category === 'HALT') this.latch(error)
+    else this.options.onError(error)
+  }
+
+  private async backOff(failure: Error): Promise<void> {
+    const now = new Date()
+    if (!this.outageState) {
+      this.outageState = { since: now, attempt: 0, lastError: undefined }
+      this.options.counters.totalReconnectAttempts++
+    }
+    const outage = this.outageState
+    outage.lastError = failure
+    const budget = this.options.reconnectBudgetMs
+    if (budget !== undefined && now.getTime() - outage.since.getTime() >= budget) {
+      this.latch(new ReconnectBudgetError(this.options.endpoint.addr, budget, outage.since, { cause: failure }))
+      return
+    }
+    outage.attempt++
+    const delay = backoffDelay(this.options.backoff, outage.attempt)
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay)
+      this.interruptSleep = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    this.interruptSleep = undefined
+  }
+
+  private latch(error: Error): void {
+    if (this.terminal) return
+    this.terminal = error
+    this.options.counters.lastTerminalError = error
+    this.options.onError(error)
+    this.link?.fail(error, 1000)
+    this.settleWaiters(error)
+    this.interruptSleep?.()
+    this.wake()
+  }
+
+  private settleWaiters(error?: Error): void {
+    for (const w of this.ackWaiters) {
+      if (this.slot.ackedFsn >= w.fsn) w.resolve()
+      else if (error) w.reject(error)
+      else continue
+      this.ackWaiters.delete(w)
+    }
+  }
+
+  private wake(): void {
+    for (const w of this.wakers.splice(0)) w()
+  }
+}
+
+/** Connection-level failures are retried; anything this package classifies with its own code is final. */
+function isTerminal(error: Error): boolean {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && code.startsWith('SF_') && code !== 'SF_CONNECTION_LOST'
+}

@@ -1,0 +1,238 @@
+/**
+ * Recovery on open, in the seed's order (the lock is already held): scan every segment, order by baseSeq
+ * and refuse gaps, read the watermark and reject one above the ceiling, seed ackedFsn, pick the next
+ * generation. Pure reading: the slot applies the result (zeroing a torn tail, removing temp files).
+ *
+ * What a damaged file means:
+ *  - invalid frame, only garbage after it: a torn tail (a crash mid-append). Informational; those frames
+ *    never resolved, and the slot zeroes the garbage and keeps appending after the last valid frame.
+ *  - invalid frame followed by a valid frame, or a segment whose header is unreadable: damage. The frames
+ *    from there to the next segment are reported as data loss with their FSN range (exact between two
+ *    segments, an upper bound at the end), and new frames start after that bound so an FSN that may have
+ *    been used is never reused.
+ *  - a gap between a cleanly ended segment and the next one: a segment was removed. Fatal.
+ * Ranges at or below the acked watermark were delivered already and are not reported.
+ */
+
+import path from 'node:path'
+import { SegmentGapError, SlotCorruptError } from './errors.js'
+import { FRAME_HEADER_BYTES, parseSegmentFileName, SEGMENT_HEADER_BYTES } from './format.js'
+import type { SlotFs } from './io.js'
+import type { SlotLogger } from './logger.js'
+import { newSegment, type Segment, type SegmentScan, scanSegment } from './segment.js'
+import { readWatermark } from './watermark.js'
+
+export interface DataLossRange {
+  fromFsn: bigint
+  /** Last FSN of the range; an upper bound when `exact` is false. */
+  toFsn: bigint
+  exact: boolean
+  segment: string
+  reason: string
+}
+
+export interface Recovered {
+  /** Usable segments ordered by baseSeq; `count`/`end` cover their valid frames. */
+  segments: Segment[]
+  /** The last segment, when new frames may follow its last valid frame; with its torn bytes' extent. */
+  appendable: { segment: Segment; tornEnd: number } | undefined
+  ackedFsn: bigint
+  publishedFsn: bigint
+  nextFsn: bigint
+  nextGen: bigint
+  tornTailBytes: number
+  dataLoss: DataLossRange[]
+  /** Leftover temporary files (spare segments, watermark temp) to delete. */
+  leftovers: string[]
+}
+
+interface Readable {
+  name: string
+  gen: bigint
+  scan: SegmentScan
+}
+
+interface Unreadable {
+  name: string
+  gen: bigint
+  fileBytes: number
+  problem: string
+}
+
+export async function recoverSlot(io: SlotFs, dir: string, logger: SlotLogger): Promise<Recovered> {
+  const names = await io.readdir(dir)
+  const { valid, unreadable } = await scanAll(io, dir, names)
+  const segments = valid.map(toSegment)
+  const last = valid[valid.length - 1]
+  const lastSeg = segments[segments.length - 1]
+
+  // Highest FSN that may have been used: the last valid frame, or past it by the most frames that could
+  // hide in a damaged tail or in unreadable segments written after it.
+  const publishedOnDisk = lastSeg ? lastSeg.baseSeq + BigInt(lastSeg.count) - 1n : 0n
+  const unreadableAfterLast = unreadable.filter((f) => !last || f.gen > last.gen)
+  const hiddenFrames =
+    (last?.scan.damaged ? maxFrames(last.scan.tornEnd - last.scan.end) : 0n) +
+    unreadableAfterLast.reduce((sum, f) => sum + maxFrames(f.fileBytes - SEGMENT_HEADER_BYTES), 0n)
+  const ceiling = publishedOnDisk + hiddenFrames
+
+  const watermark = await readValidWatermark(io, dir, ceiling, segments.length > 0, logger)
+  const lowestBase = segments[0]?.baseSeq
+  const ackedFsn = lowestBase === undefined ? (watermark ?? 0n) : max(lowestBase - 1n, watermark ?? 0n)
+
+  const dataLoss: DataLossRange[] = []
+  const report = (range: DataLossRange): void => {
+    if (range.toFsn <= ackedFsn) return
+    const r = { ...range, fromFsn: max(range.fromFsn, ackedFsn + 1n) }
+    dataLoss.push(r)
+    const to = `${r.exact ? '' : 'at most '}${r.toFsn}`
+    logger.error(
+      `data loss in slot ${dir}: FSNs ${r.fromFsn}..${to} are unreadable (${r.reason} in ${r.segment})`,
+    )
+  }
+  for (const f of unreadable) {
+    logger.error(`segment ${f.name} in ${dir} has an unusable header (${f.problem}); its frames are lost`)
+  }
+  for (let i = 0; i + 1 < valid.length; i++) {
+    checkJoin(dir, valid[i]!, segments[i]!, valid[i + 1]!, segments[i + 1]!, unreadable, ackedFsn, report)
+  }
+  if (last && hiddenFrames > 0n) {
+    report({
+      fromFsn: publishedOnDisk + 1n,
+      toFsn: ceiling,
+      exact: false,
+      segment: unreadableAfterLast[0]?.name ?? last.name,
+      reason: last.scan.damaged ? 'damaged frame followed by valid frames' : 'unreadable segment header',
+    })
+  }
+
+  let tornTailBytes = 0
+  for (const f of valid) {
+    if (f.scan.tornBytes > 0 && !f.scan.damaged) {
+      tornTailBytes += f.scan.tornBytes
+      logger.info(`torn tail in ${f.name}: ${f.scan.tornBytes} bytes of an interrupted append discarded`)
+    }
+  }
+
+  const appendable =
+    last && lastSeg && hiddenFrames === 0n ? { segment: lastSeg, tornEnd: last.scan.tornEnd } : undefined
+  return {
+    segments,
+    appendable,
+    ackedFsn,
+    publishedFsn: max(publishedOnDisk, ackedFsn),
+    nextFsn: max(ceiling, ackedFsn) + 1n,
+    nextGen: [...valid, ...unreadable].reduce((m, f) => max(m, f.gen), 0n) + 1n,
+    tornTailBytes,
+    dataLoss,
+    leftovers: names.filter((n) => n.endsWith('.tmp')),
+  }
+}
+
+/** Scans every segment file; readable ones come back ordered by baseSeq. */
+async function scanAll(
+  io: SlotFs,
+  dir: string,
+  names: string[],
+): Promise<{ valid: Readable[]; unreadable: Unreadable[] }> {
+  const valid: Readable[] = []
+  const unreadable: Unreadable[] = []
+  for (const name of names) {
+    const gen = parseSegmentFileName(name)
+    if (gen === undefined) continue
+    const scan = await scanSegment(io, dir, name)
+    if (typeof scan !== 'string') valid.push({ name, gen, scan })
+    else unreadable.push({ name, gen, fileBytes: await fileSize(io, path.join(dir, name)), problem: scan })
+  }
+  valid.sort((a, b) => cmp(a.scan.header.baseSeq, b.scan.header.baseSeq))
+  return { valid, unreadable }
+}
+
+async function fileSize(io: SlotFs, file: string): Promise<number> {
+  const f = await io.open(file, 'r')
+  try {
+    return await f.size()
+  } finally {
+    await f.close()
+  }
+}
+
+function toSegment(f: Readable): Segment {
+  const seg = newSegment(f.gen, f.scan.header.baseSeq, f.scan.fileBytes)
+  seg.count = seg.writtenCount = f.scan.count
+  seg.end = seg.writtenEnd = f.scan.end
+  seg.checkpoints = f.scan.checkpoints
+  return seg
+}
+
+/** Checks that `b` starts where `a` ends; explains a gap as damage or refuses it as a missing segment. */
+function checkJoin(
+  dir: string,
+  a: Readable,
+  segA: Segment,
+  b: Readable,
+  segB: Segment,
+  unreadable: Unreadable[],
+  ackedFsn: bigint,
+  report: (r: DataLossRange) => void,
+): void {
+  const expected = segA.baseSeq + BigInt(segA.count)
+  if (segB.baseSeq < expected) {
+    throw new SlotCorruptError(
+      dir,
+      `${b.name} starts at FSN ${segB.baseSeq} but ${a.name} already holds FSNs up to ${expected - 1n}`,
+    )
+  }
+  if (segB.baseSeq === expected || segB.baseSeq - 1n <= ackedFsn) return
+  const between = unreadable.find((f) => f.gen > a.gen && f.gen < b.gen)
+  if (a.scan.tornBytes > 0 || between) {
+    report({
+      fromFsn: expected,
+      toFsn: segB.baseSeq - 1n,
+      exact: true,
+      segment: between?.name ?? a.name,
+      reason: between ? 'unreadable segment header' : 'damaged frame',
+    })
+    return
+  }
+  throw new SegmentGapError(dir, max(expected, ackedFsn + 1n), segB.baseSeq - 1n, a.name, b.name)
+}
+
+/** The watermark if present, readable and not above the ceiling; otherwise warns and returns undefined. */
+async function readValidWatermark(
+  io: SlotFs,
+  dir: string,
+  ceiling: bigint,
+  haveSegments: boolean,
+  logger: SlotLogger,
+): Promise<bigint | undefined> {
+  const read = await readWatermark(io, dir)
+  if (read === undefined) return undefined
+  if ('corrupt' in read) {
+    logger.warn(
+      `.ack-watermark in ${dir} is corrupt (${read.corrupt}); ignoring it. Replay re-sends frames from the ` +
+        'lowest segment, which duplicates rows unless the destination deduplicates',
+    )
+    return undefined
+  }
+  if (haveSegments && read.fsn > ceiling) {
+    logger.warn(
+      `.ack-watermark in ${dir} (${read.fsn}) exceeds publishedFsn ${ceiling}; ignoring it. Replay re-sends ` +
+        'frames from the lowest segment, which duplicates rows unless the destination deduplicates',
+    )
+    return undefined
+  }
+  return read.fsn
+}
+
+/** Most frames `bytes` could hold (each frame takes at least its header). */
+function maxFrames(bytes: number): bigint {
+  return BigInt(Math.max(0, Math.floor(bytes / FRAME_HEADER_BYTES)))
+}
+
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b
+}
+
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}

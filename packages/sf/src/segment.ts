@@ -1,0 +1,260 @@
+/**
+ * One segment file: its in-memory descriptor, zero-filled preallocation, and a chunked frame reader used by
+ * recovery (to validate) and by replay (to stream).
+ */
+import path from 'node:path'
+import {
+  checkFrame,
+  decodeSegmentHeader,
+  FRAME_HEADER_BYTES,
+  FRAME_INCOMPLETE,
+  FRAME_INVALID,
+  SEGMENT_HEADER_BYTES,
+  type SegmentHeader,
+  segmentFileName,
+} from './format.js'
+import { readFully, type SlotFile, type SlotFs, writeFully } from './io.js'
+
+/** Replay and recovery keep a frame position every this many bytes, so a seek walks at most this far. */
+const CHECKPOINT_BYTES = 64 * 1024
+const READ_CHUNK_BYTES = 1024 * 1024
+const ZEROS = Buffer.alloc(1024 * 1024)
+
+export interface Segment {
+  gen: bigint
+  /** File name of the segment (`sf-<gen>.sfa`). */
+  name: string
+  baseSeq: bigint
+  /** File size: the space this segment holds on disk. */
+  fileBytes: number
+  /** Frames and end offset visible to readers (published). */
+  count: number
+  end: number
+  /** Frames and end offset written to the file, ahead of `count`/`end` until the batch is published. */
+  writtenCount: number
+  writtenEnd: number
+  /** (frame index, offset) pairs, roughly CHECKPOINT_BYTES apart, ascending. */
+  checkpoints: Array<[number, number]>
+}
+
+export function newSegment(gen: bigint, baseSeq: bigint, fileBytes: number): Segment {
+  return {
+    gen,
+    name: segmentFileName(gen),
+    baseSeq,
+    fileBytes,
+    count: 0,
+    end: SEGMENT_HEADER_BYTES,
+    writtenCount: 0,
+    writtenEnd: SEGMENT_HEADER_BYTES,
+    checkpoints: [],
+  }
+}
+
+/** FSN of the last published frame, or baseSeq - 1 when it has none. */
+export function lastFsn(seg: Segment): bigint {
+  return seg.baseSeq + BigInt(seg.count) - 1n
+}
+
+/** Records that a frame with this index starts at this offset. */
+export function noteFrame(seg: Segment, index: number, offset: number): void {
+  const last = seg.checkpoints[seg.checkpoints.length - 1]
+  if (offset - (last ? last[1] : SEGMENT_HEADER_BYTES) >= CHECKPOINT_BYTES)
+    seg.checkpoints.push([index, offset])
+}
+
+/** The closest known frame position at or before frame `index`. */
+export function seek(seg: Segment, index: number): [number, number] {
+  let best: [number, number] = [0, SEGMENT_HEADER_BYTES]
+  let lo = 0
+  let hi = seg.checkpoints.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const cp = seg.checkpoints[mid]!
+    if (cp[0] <= index) {
+      best = cp
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return best
+}
+
+/**
+ * Creates `<dir>/<tmpName>` of `bytes` zero bytes, fdatasync'd. Writing real zeros (not a sparse file)
+ * reserves the blocks now, so a later overwrite does not grow the file and syncs faster, and the zeros
+ * mark the end of data for recovery. On failure the partial file is removed.
+ */
+export async function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
+  const f = await io.open(file, 'w+')
+  try {
+    for (let pos = 0; pos < bytes; pos += ZEROS.length) {
+      await writeFully(f, ZEROS, 0, Math.min(ZEROS.length, bytes - pos), pos)
+    }
+    await f.datasync()
+    return f
+  } catch (e) {
+    await f.close().catch(() => {})
+    await io.unlink(file).catch(() => {})
+    throw e
+  }
+}
+
+/**
+ * Reads consecutive frames of one segment file in chunks, with memory bounded by the chunk size plus the
+ * largest frame. `next()` is synchronous while the frame is buffered and returns FRAME_INCOMPLETE when
+ * `refill()` must run first.
+ */
+export class FrameReader {
+  private buf: Buffer
+  /** File offset of buf[0]. */
+  private bufStart: number
+  private bufLength = 0
+  /** File offset of the next frame. */
+  pos: number
+  /** Offset of the current frame's payload inside `buffer`. */
+  payloadAt = 0
+
+  constructor(
+    private readonly file: SlotFile,
+    start: number,
+    /** Frames never extend past this file offset (file size or published end). */
+    public limit: number,
+    /** Initial buffer size; the file size caps it for small segments. */
+    chunkBytes = READ_CHUNK_BYTES,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.max(FRAME_HEADER_BYTES, chunkBytes))
+    this.bufStart = start
+    this.pos = start
+  }
+
+  get buffer(): Buffer {
+    return this.buf
+  }
+
+  /** Payload length of the frame at `pos` (and advances past it), FRAME_INCOMPLETE or FRAME_INVALID. */
+  next(): number {
+    const at = this.pos - this.bufStart
+    const n = checkFrame(this.buf, at, this.bufLength, this.limit - this.pos)
+    if (n >= 0) {
+      this.payloadAt = at + FRAME_HEADER_BYTES
+      this.pos += FRAME_HEADER_BYTES + n
+    }
+    return n
+  }
+
+  /** Reads more of the file; false when nothing more could be read (end of file or limit). */
+  async refill(): Promise<boolean> {
+    const keep = this.bufStart + this.bufLength - this.pos
+    const want = this.neededBytes(keep)
+    if (want > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(want)
+      this.buf.copy(bigger, 0, this.pos - this.bufStart, this.pos - this.bufStart + keep)
+      this.buf = bigger
+    } else {
+      this.buf.copy(this.buf, 0, this.pos - this.bufStart, this.pos - this.bufStart + keep)
+    }
+    this.bufStart = this.pos
+    this.bufLength = keep
+    const room = Math.min(this.buf.length - keep, this.limit - (this.pos + keep))
+    if (room <= 0) return false
+    const n = await readFully(this.file, this.buf, keep, room, this.pos + keep)
+    this.bufLength += n
+    return n > 0
+  }
+
+  /** Buffer size needed to hold the whole frame at `pos` once `keep` bytes of it are buffered. */
+  private neededBytes(keep: number): number {
+    if (keep < FRAME_HEADER_BYTES) return this.buf.length
+    const n = this.buf.readUInt32LE(this.pos - this.bufStart + 4)
+    return Math.max(this.buf.length, Math.min(FRAME_HEADER_BYTES + n, this.limit - this.pos))
+  }
+
+  /** Steps to the next frame, refilling as needed: payload length, FRAME_END or FRAME_INVALID. */
+  async nextFrame(): Promise<number> {
+    if (this.pos >= this.limit) return FRAME_END
+    for (;;) {
+      const n = this.next()
+      if (n !== FRAME_INCOMPLETE) return n
+      if (!(await this.refill())) return FRAME_INVALID
+    }
+  }
+}
+
+/** nextFrame(): the reader reached its limit exactly at a frame boundary. */
+export const FRAME_END = -3
+
+export interface SegmentScan {
+  header: SegmentHeader
+  fileBytes: number
+  count: number
+  /** Offset after the last valid frame. */
+  end: number
+  checkpoints: Array<[number, number]>
+  /** Non-zero bytes after the end of data. */
+  tornBytes: number
+  /** Offset of the last non-zero byte after the end of data, + 1 (end when there is none). */
+  tornEnd: number
+  /** A valid frame was found after the end of data: the segment is damaged, not torn. */
+  damaged: boolean
+}
+
+/** Validates the header and walks every frame. A string explains why the header is unusable. */
+export async function scanSegment(io: SlotFs, dir: string, name: string): Promise<SegmentScan | string> {
+  const file = await io.open(path.join(dir, name), 'r')
+  try {
+    const fileBytes = await file.size()
+    const head = Buffer.alloc(SEGMENT_HEADER_BYTES)
+    const got = await readFully(file, head, 0, SEGMENT_HEADER_BYTES, 0)
+    const header = decodeSegmentHeader(head.subarray(0, got))
+    if (typeof header === 'string') return header
+    const seg = newSegment(0n, header.baseSeq, fileBytes)
+    const reader = new FrameReader(
+      file,
+      SEGMENT_HEADER_BYTES,
+      fileBytes,
+      Math.min(READ_CHUNK_BYTES, fileBytes),
+    )
+    for (;;) {
+      const at = reader.pos
+      if ((await reader.nextFrame()) < 0) break
+      noteFrame(seg, seg.count, at)
+      seg.count++
+    }
+    const end = reader.pos
+    const tail = await examineTail(file, end, fileBytes)
+    return { header, fileBytes, count: seg.count, end, checkpoints: seg.checkpoints, ...tail }
+  } finally {
+    await file.close()
+  }
+}
+
+/** Counts non-zero bytes after the end of data and looks for a valid frame among them. */
+async function examineTail(
+  file: SlotFile,
+  end: number,
+  fileBytes: number,
+): Promise<{ tornBytes: number; tornEnd: number; damaged: boolean }> {
+  const tail = Buffer.allocUnsafe(fileBytes - end)
+  const n = await readFully(file, tail, 0, tail.length, end)
+  let tornBytes = 0
+  let last = -1
+  for (let i = 0; i < n; i++) {
+    if (tail[i] !== 0) {
+      tornBytes++
+      last = i
+    }
+  }
+  if (tornBytes === 0) return { tornBytes, tornEnd: end, damaged: false }
+  return { tornBytes, tornEnd: end + last + 1, damaged: hasValidFrameAfter(tail.subarray(0, n), last) }
+}
+
+/**
+ * True when a valid frame starts at some offset in 1..lastNonZero of `tail`. An all-zero frame header is
+ * never valid, so later offsets cannot start one.
+ */
+function hasValidFrameAfter(tail: Buffer, lastNonZero: number): boolean {
+  for (let at = 1; at <= lastNonZero && at + FRAME_HEADER_BYTES <= tail.length; at++) {
+    if (checkFrame(tail, at, tail.length, tail.length - at) >= 0) return true
+  }
+  return false
+}

@@ -1,0 +1,180 @@
+/**
+ * The store-and-forward wire protocol, version 1: pure codecs, no I/O.
+ *
+ * The version is negotiated in the WebSocket handshake as the subprotocol `skippr-sf.v1`. Every message
+ * is one binary WebSocket message whose first byte is its type; integers are big-endian.
+ *
+ *   sender → receiver   HELLO        0x01  u8 flags (bit 0: durable acks wanted), u16 n, n bytes sender id
+ *                       DATA         0x02  u64 first FSN, u32 count, count × (u32 n, n bytes payload)
+ *   receiver → sender   WELCOME      0x81  u32 largest DATA message accepted, in bytes
+ *                       ACK          0x82  u64 FSN: every frame up to it was handled by the application
+ *                       DURABLE_ACK  0x83  u64 FSN: every frame up to it is durable on the receiver side
+ *                       ERROR        0x84  u8 category (1 HALT, 2 DROP), u64 FSN (0: none), UTF-8 message
+ *
+ * A DATA message carries consecutive FSNs. Within a connection each DATA message starts above the end of
+ * the previous one: normally right after it; further only across a range the sender's slot lost (which its
+ * recovery reported).
+ */
+import { WireFormatError } from './errors.js'
+
+export const PROTOCOL_VERSION = 1
+export const SUBPROTOCOL = `skippr-sf.v${PROTOCOL_VERSION}`
+
+export const MessageType = {
+  hello: 0x01,
+  data: 0x02,
+  welcome: 0x81,
+  ack: 0x82,
+  durableAck: 0x83,
+  error: 0x84,
+} as const
+
+export type ErrorCategory = 'HALT' | 'DROP'
+const CATEGORY_BYTE: Record<ErrorCategory, number> = { HALT: 1, DROP: 2 }
+
+export const MAX_SENDER_ID_BYTES = 255
+/** Bytes a DATA message spends before its first record, and per record. */
+export const DATA_HEADER_BYTES = 1 + 8 + 4
+export const RECORD_HEADER_BYTES = 4
+
+export interface Frame {
+  fsn: bigint
+  payload: Uint8Array
+}
+
+export type ClientMessage =
+  | { type: 'hello'; senderId: string; durableAck: boolean }
+  | { type: 'data'; frames: Frame[] }
+
+export type ServerMessage =
+  | { type: 'welcome'; maxFrameBytes: number }
+  | { type: 'ack'; fsn: bigint }
+  | { type: 'durableAck'; fsn: bigint }
+  | { type: 'error'; category: ErrorCategory; fsn: bigint; message: string }
+
+export function encodeHello(senderId: string, durableAck: boolean): Buffer {
+  const id = Buffer.from(senderId, 'utf8')
+  if (id.length === 0 || id.length > MAX_SENDER_ID_BYTES) {
+    throw new WireFormatError(`sender id must be 1..${MAX_SENDER_ID_BYTES} bytes of UTF-8, got ${id.length}`)
+  }
+  const out = Buffer.allocUnsafe(4 + id.length)
+  out[0] = MessageType.hello
+  out[1] = durableAck ? 1 : 0
+  out.writeUInt16BE(id.length, 2)
+  id.copy(out, 4)
+  return out
+}
+
+/** Size of the DATA message that would carry these payloads. */
+export function dataMessageBytes(payloadBytes: number, count: number): number {
+  return DATA_HEADER_BYTES + count * RECORD_HEADER_BYTES + payloadBytes
+}
+
+/** Encodes consecutive frames starting at `firstFsn` into one DATA message (one copy of each payload). */
+export function encodeData(firstFsn: bigint, payloads: readonly Uint8Array[]): Buffer {
+  let payloadBytes = 0
+  for (const p of payloads) payloadBytes += p.length
+  const out = Buffer.allocUnsafe(dataMessageBytes(payloadBytes, payloads.length))
+  out[0] = MessageType.data
+  out.writeBigUInt64BE(firstFsn, 1)
+  out.writeUInt32BE(payloads.length, 9)
+  let at = DATA_HEADER_BYTES
+  for (const p of payloads) {
+    out.writeUInt32BE(p.length, at)
+    out.set(p, at + RECORD_HEADER_BYTES)
+    at += RECORD_HEADER_BYTES + p.length
+  }
+  return out
+}
+
+export function encodeWelcome(maxFrameBytes: number): Buffer {
+  const out = Buffer.allocUnsafe(5)
+  out[0] = MessageType.welcome
+  out.writeUInt32BE(maxFrameBytes, 1)
+  return out
+}
+
+export function encodeAck(fsn: bigint, durable = false): Buffer {
+  const out = Buffer.allocUnsafe(9)
+  out[0] = durable ? MessageType.durableAck : MessageType.ack
+  out.writeBigUInt64BE(fsn, 1)
+  return out
+}
+
+export function encodeError(category: ErrorCategory, fsn: bigint, message: string): Buffer {
+  const text = Buffer.from(message, 'utf8')
+  const out = Buffer.allocUnsafe(10 + text.length)
+  out[0] = MessageType.error
+  out[1] = CATEGORY_BYTE[category]
+  out.writeBigUInt64BE(fsn, 2)
+  text.copy(out, 10)
+  return out
+}
+
+/** Decodes a message sent by a sender. Payloads are views into `buf`, not copies. */
+export function decodeClientMessage(buf: Buffer): ClientMessage {
+  const type = buf[0]
+  if (type === MessageType.hello) {
+    need(buf, 4, 'HELLO')
+    const n = buf.readUInt16BE(2)
+    if (n === 0 || buf.length !== 4 + n) malformed(`HELLO sender id of ${n} bytes in a ${buf.length}-byte message`)
+    return { type: 'hello', durableAck: (buf[1]! & 1) === 1, senderId: buf.toString('utf8', 4) }
+  }
+  if (type === MessageType.data) return { type: 'data', frames: decodeDataFrames(buf) }
+  return malformed(`unknown sender message type ${describeType(type)}`)
+}
+
+function decodeDataFrames(buf: Buffer): Frame[] {
+  need(buf, DATA_HEADER_BYTES, 'DATA')
+  const first = buf.readBigUInt64BE(1)
+  const count = buf.readUInt32BE(9)
+  if (count === 0) malformed('DATA message with no frames')
+  const frames: Frame[] = []
+  let at = DATA_HEADER_BYTES
+  for (let i = 0; i < count; i++) {
+    if (at + RECORD_HEADER_BYTES > buf.length) malformed(`DATA message ends inside frame ${i + 1} of ${count}`)
+    const n = buf.readUInt32BE(at)
+    at += RECORD_HEADER_BYTES
+    if (at + n > buf.length) malformed(`DATA frame ${i + 1} of ${count} claims ${n} bytes past the message end`)
+    frames.push({ fsn: first + BigInt(i), payload: buf.subarray(at, at + n) })
+    at += n
+  }
+  if (at !== buf.length) malformed(`DATA message has ${buf.length - at} trailing bytes after ${count} frames`)
+  return frames
+}
+
+export function decodeServerMessage(buf: Buffer): ServerMessage {
+  const type = buf[0]
+  switch (type) {
+    case MessageType.welcome:
+      exact(buf, 5, 'WELCOME')
+      return { type: 'welcome', maxFrameBytes: buf.readUInt32BE(1) }
+    case MessageType.ack:
+    case MessageType.durableAck:
+      exact(buf, 9, type === MessageType.ack ? 'ACK' : 'DURABLE_ACK')
+      return { type: type === MessageType.ack ? 'ack' : 'durableAck', fsn: buf.readBigUInt64BE(1) }
+    case MessageType.error: {
+      need(buf, 10, 'ERROR')
+      const category = buf[1] === 1 ? 'HALT' : buf[1] === 2 ? 'DROP' : malformed(`ERROR category ${buf[1]}`)
+      return { type: 'error', category, fsn: buf.readBigUInt64BE(2), message: buf.toString('utf8', 10) }
+    }
+    default:
+      return malformed(`unknown receiver message type ${describeType(type)}`)
+  }
+}
+
+function describeType(type: number | undefined): string {
+  return type === undefined ? '(empty message)' : `0x${type.toString(16).padStart(2, '0')}`
+}
+
+function need(buf: Buffer, bytes: number, what: string): void {
+  if (buf.length < bytes) malformed(`${what} message of ${buf.length} bytes is shorter than ${bytes}`)
+}
+
+function exact(buf: Buffer, bytes: number, what: string): void {
+  if (buf.length !== bytes) malformed(`${what} message of ${buf.length} bytes, expected ${bytes}`)
+}
+
+function malformed(detail: string): never {
+  throw new WireFormatError(detail)
+}

@@ -1,0 +1,103 @@
+import { crc32c } from '@node-rs/crc32'
+import { describe, expect, it } from 'vitest'
+import {
+  checkFrame,
+  decodeSegmentHeader,
+  decodeWatermark,
+  encodeFrame,
+  encodeSegmentHeader,
+  encodeWatermark,
+  FRAME_INCOMPLETE,
+  FRAME_INVALID,
+  parseSegmentFileName,
+  segmentFileName,
+} from '../src/format.js'
+
+const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
+
+// Fixed bytes: the on-disk format is a contract with every future version of this package.
+const HEADER = hex('534b5346 0100 0000 0500000000000000 0068e5cf8b010000 c6cd827e 00000000')
+const FRAME_HI = hex('59725a88 02000000 6869')
+const FRAME_EMPTY = hex('c74b6748 00000000')
+const WATERMARK_258 = hex('534b4157 0c645376 0201000000000000')
+
+describe('CRC32C', () => {
+  it('is the Castagnoli polynomial (check value of "123456789")', () => {
+    expect(crc32c(Buffer.from('123456789'))).toBe(0xe3069283)
+  })
+})
+
+describe('segment header', () => {
+  it('encodes to the fixed bytes', () => {
+    expect(encodeSegmentHeader(5n, 1_700_000_000_000)).toEqual(HEADER)
+  })
+
+  it('decodes the fixed bytes', () => {
+    expect(decodeSegmentHeader(HEADER)).toEqual({ version: 1, flags: 0, baseSeq: 5n, createdAtMs: 1_700_000_000_000 })
+  })
+
+  it('explains why bytes are not a header', () => {
+    expect(decodeSegmentHeader(HEADER.subarray(0, 10))).toMatch(/truncated/)
+    expect(decodeSegmentHeader(Buffer.alloc(32))).toBe('bad magic')
+    const flipped = Buffer.from(HEADER)
+    flipped[9]! ^= 1
+    expect(decodeSegmentHeader(flipped)).toBe('header checksum mismatch')
+  })
+})
+
+describe('frame', () => {
+  it('encodes to the fixed bytes', () => {
+    expect(encodeFrame(Buffer.from('hi'))).toEqual(FRAME_HI)
+    expect(encodeFrame(new Uint8Array(0))).toEqual(FRAME_EMPTY)
+  })
+
+  it('checks a valid frame and returns its payload length', () => {
+    expect(checkFrame(FRAME_HI, 0, FRAME_HI.length, 100)).toBe(2)
+    expect(checkFrame(FRAME_EMPTY, 0, FRAME_EMPTY.length, 8)).toBe(0)
+  })
+
+  it('never accepts zero fill, so preallocated space ends the data', () => {
+    const zeros = Buffer.alloc(64)
+    expect(checkFrame(zeros, 0, zeros.length, zeros.length)).toBe(FRAME_INVALID)
+  })
+
+  it('rejects any single flipped bit', () => {
+    for (let bit = 0; bit < FRAME_HI.length * 8; bit++) {
+      const b = Buffer.from(FRAME_HI)
+      b[bit >> 3]! ^= 1 << (bit & 7)
+      expect(checkFrame(b, 0, b.length, b.length), `bit ${bit}`).toBeLessThan(0)
+    }
+  })
+
+  it('asks for more bytes when the frame is cut by the buffer, not by its limit', () => {
+    expect(checkFrame(FRAME_HI, 0, 5, 100)).toBe(FRAME_INCOMPLETE)
+    expect(checkFrame(FRAME_HI, 0, 9, 100)).toBe(FRAME_INCOMPLETE)
+    expect(checkFrame(FRAME_HI, 0, 9, 9)).toBe(FRAME_INVALID)
+  })
+})
+
+describe('.ack-watermark', () => {
+  it('encodes to the fixed 16 bytes and back', () => {
+    expect(encodeWatermark(258n)).toEqual(WATERMARK_258)
+    expect(decodeWatermark(WATERMARK_258)).toBe(258n)
+  })
+
+  it('detects its own corruption', () => {
+    for (let i = 0; i < 16; i++) {
+      const b = Buffer.from(WATERMARK_258)
+      b[i]! ^= 0x10
+      expect(typeof decodeWatermark(b), `byte ${i}`).toBe('string')
+    }
+    expect(decodeWatermark(WATERMARK_258.subarray(0, 15))).toMatch(/expected 16 bytes/)
+  })
+})
+
+describe('segment file names', () => {
+  it('are sf-<16 hex digit generation>.sfa', () => {
+    expect(segmentFileName(1n)).toBe('sf-0000000000000001.sfa')
+    expect(segmentFileName(0xabcn)).toBe('sf-0000000000000abc.sfa')
+    expect(parseSegmentFileName('sf-0000000000000abc.sfa')).toBe(0xabcn)
+    expect(parseSegmentFileName('sf-0000000000000abc.sfa.tmp')).toBeUndefined()
+    expect(parseSegmentFileName('sf-abc.sfa')).toBeUndefined()
+  })
+})

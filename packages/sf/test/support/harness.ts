@@ -1,0 +1,68 @@
+/** Shared test helpers: temp dirs, a recording receiver, free ports, polling. */
+import { mkdtemp, rm } from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { createReceiver, type Receiver, type ReceiverOptions } from '../../src/receiver.js'
+
+export async function tempDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'skippr-sf-'))
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
+}
+
+export interface Recorded {
+  senderId: string
+  fsn: bigint
+  text: string
+}
+
+/** A receiver on a free port that records every delivered frame (payloads as UTF-8). */
+export async function recordingReceiver(
+  extra: Partial<ReceiverOptions> = {},
+): Promise<{ receiver: Receiver; got: Recorded[]; addr: string; of(senderId: string): string[] }> {
+  const got: Recorded[] = []
+  const receiver = await createReceiver({
+    port: 0,
+    onFrames: ({ senderId, frames }) => {
+      for (const f of frames) got.push({ senderId, fsn: f.fsn, text: Buffer.from(f.payload).toString() })
+      return undefined
+    },
+    onError: () => {},
+    ...extra,
+  })
+  return {
+    receiver,
+    got,
+    addr: `127.0.0.1:${receiver.port}`,
+    of: (senderId) => got.filter((r) => r.senderId === senderId).map((r) => r.text),
+  }
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+export async function waitUntil(check: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+export const text = (s: string): Buffer => Buffer.from(s)
+
+/** Catches a rejection and returns it (fails the test if the promise resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<Error & { code: string; [k: string]: unknown }> {
+  try {
+    await promise
+  } catch (e) {
+    return e as Error & { code: string }
+  }
+  throw new Error('expected a rejection')
+}

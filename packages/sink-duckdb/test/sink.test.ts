@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process'
+import { mkdir, readdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import type { Sink, WriteOutcome } from '@skippr/connector-api'
+import { hasCode, parseConnectorConfig } from '@skippr/connector-api'
+import { allTypesSchema, makeBatch, rawPart, trickyRows } from '@skippr/conformance'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DUCKDB_FENCED, DUCKDB_REJECTED, DUCKDB_UNAVAILABLE, sink as definition } from '../src/index.js'
+import { query, type TempWarehouse, tempWarehouse } from './helpers.js'
+
+let warehouse: TempWarehouse
+const opened: Sink[] = []
+const open = (schema?: string) => {
+  const sink = warehouse.sink(schema)
+  opened.push(sink)
+  return sink
+}
+
+beforeEach(async () => {
+  warehouse = await tempWarehouse()
+})
+afterEach(async () => {
+  for (const sink of opened.splice(0)) await sink.close()
+  await rm(warehouse.dir, { recursive: true, force: true })
+})
+
+function errorOf(outcome: WriteOutcome): Error {
+  if (!('error' in outcome)) throw new Error(`expected an error, got ${outcome.status}`)
+  return outcome.error
+}
+
+describe('DuckdbSink', () => {
+  it('records every landed batch in _skippr_batches in the same file', async () => {
+    const schema = allTypesSchema('rentals')
+    const sink = open()
+    await sink.prepare(schema)
+    await sink.write(makeBatch({ pipeline: 'bikehire', epoch: 'e1', seq: 41, parts: [{ schema, format: 'csv', rows: trickyRows() }] }))
+    const markers = await query(warehouse.file, 'SELECT pipeline, epoch, seq, landed_at FROM main._skippr_batches')
+    expect(markers).toEqual([{ pipeline: 'bikehire', epoch: 'e1', seq: 41n, landed_at: expect.any(Date) }])
+  })
+
+  it('creates columns with the documented DuckDB types', async () => {
+    const sink = open()
+    await sink.prepare(allTypesSchema('typed'))
+    const columns = await query(
+      warehouse.file,
+      "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'typed' ORDER BY column_index",
+    )
+    expect(columns.map((c) => `${c.column_name} ${c.data_type}`)).toEqual([
+      'id BIGINT',
+      'name VARCHAR',
+      'qty INTEGER',
+      'price DOUBLE',
+      'active BOOLEAN',
+      'day DATE',
+      'at TIMESTAMP WITH TIME ZONE',
+      'doc JSON',
+      'note VARCHAR',
+    ])
+  })
+
+  it('a value that cannot be cast is fatal, names the table and the value', async () => {
+    const schema = allTypesSchema('orders')
+    const sink = open()
+    await sink.prepare(schema)
+    const outcome = await sink.write(
+      makeBatch({ pipeline: 'p', seq: 1, parts: [rawPart(schema, 'csv', '1,"a",12x,,,,,,\n', 1)] }),
+    )
+    expect(outcome.status).toBe('fatal')
+    const error = errorOf(outcome)
+    expect(hasCode(error, DUCKDB_REJECTED)).toBe(true)
+    expect(error.message).toContain('table "main"."orders"')
+    expect(error.message).toContain('12x')
+  })
+
+  it('a lower fence token is fatal with its own code', async () => {
+    const schema = allTypesSchema('fenced')
+    const sink = open()
+    await sink.prepare(schema)
+    const batch = (seq: number, fence: number) =>
+      makeBatch({ pipeline: 'p', seq, fence, parts: [{ schema, format: 'jsonl', rows: trickyRows() }] })
+    expect((await sink.write(batch(1, 9))).status).toBe('landed')
+    const error = errorOf(await sink.write(batch(2, 8)))
+    expect(hasCode(error, DUCKDB_FENCED)).toBe(true)
+    expect(error.message).toMatch(/fence token 8 is older than 9/)
+  })
+
+  it('a file locked by another process: the write is retry, and lands once the lock is gone', async () => {
+    const schema = allTypesSchema('locked')
+    const first = open()
+    await first.prepare(schema)
+    await first.close()
+
+    const holder = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures', 'hold-lock.ts'), warehouse.file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    try {
+      await new Promise((resolve) => holder.stdout.once('data', resolve))
+      const sink = open()
+      const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+      const outcome = await sink.write(batch)
+      expect(outcome.status).toBe('retry')
+      expect(hasCode(errorOf(outcome), DUCKDB_UNAVAILABLE)).toBe(true)
+      expect(errorOf(outcome).message).toContain(warehouse.file)
+      holder.kill('SIGKILL')
+      await new Promise((resolve) => holder.once('exit', resolve))
+      expect(await sink.write(batch)).toEqual({ status: 'landed', rows: 5 })
+    } finally {
+      holder.kill('SIGKILL')
+    }
+  })
+
+  it('leaves no load files behind, and removes those of processes that died mid-load', async () => {
+    const tmp = path.join(warehouse.dir, 'data', 'tmp')
+    const orphan = path.join(tmp, 'sink-duckdb-999999999-abc')
+    await mkdir(orphan, { recursive: true })
+    const schema = allTypesSchema('tidy')
+    const sink = open()
+    await sink.prepare(schema)
+    await sink.write(makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'csv', rows: trickyRows() }] }))
+    const dirs = await readdir(tmp)
+    expect(dirs).toHaveLength(1)
+    expect(dirs[0]).toMatch(new RegExp(`^sink-duckdb-${process.pid}-`))
+    expect(await readdir(path.join(tmp, dirs[0] as string))).toEqual([])
+    await sink.close()
+    expect(await readdir(tmp)).toEqual([])
+  })
+
+  it('creates the parent directory of a new database file', async () => {
+    const sink = definition.create(
+      { path: 'nested/dir/w.duckdb', schema: 'main' },
+      { configDir: warehouse.dir, dataDir: '', pipeline: 'p', logger: console },
+    ) as Sink
+    opened.push(sink)
+    await sink.prepare(allTypesSchema('t'))
+    expect(await readdir(path.join(warehouse.dir, 'nested', 'dir'))).toContain('w.duckdb')
+  })
+})
+
+describe('Duckdb config', () => {
+  const at = { file: 'skippr.yml', path: 'data_sinks.warehouse.Duckdb' }
+
+  it('defaults the schema to main', () => {
+    expect(parseConnectorConfig(definition, { path: './w.duckdb' }, at)).toEqual({ path: './w.duckdb', schema: 'main' })
+  })
+
+  it('rejects unknown keys and a missing path with the config path', () => {
+    expect(() => parseConnectorConfig(definition, { path: 'w', file: 'x' }, at)).toThrow(
+      'skippr.yml: data_sinks.warehouse.Duckdb: unknown key file',
+    )
+    expect(() => parseConnectorConfig(definition, {}, at)).toThrow('skippr.yml: data_sinks.warehouse.Duckdb.path:')
+  })
+})

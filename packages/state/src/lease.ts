@@ -1,0 +1,297 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { StateBackend, StateEntry } from './backend.js'
+import {
+  hasCode,
+  LEASE_LOST,
+  type LeaseHolder,
+  LeaseLostError,
+  LeaseUnavailableError,
+  StaleFenceError,
+  type StateError,
+} from './errors.js'
+import { updateKey } from './update.js'
+
+/** The stored lease. `token` is a decimal string: JSON has no 64-bit integers. */
+type LeaseRecord = {
+  readonly owner: string
+  readonly token: string
+  readonly heartbeatAt: number
+  readonly ttlMs: number
+  readonly released: boolean
+}
+
+export interface AcquireLeaseOptions {
+  /** Who is writing, for the message a waiting writer sees (e.g. `host:pid`). */
+  readonly owner: string
+  /** A lease with no heartbeat for this long may be taken over. Default 30 s. */
+  readonly ttlMs?: number
+  /** How long to wait for a held lease before failing. Default 30 s. */
+  readonly waitMs?: number
+  /** How often a waiting writer looks again. Default 250 ms. */
+  readonly pollMs?: number
+  /** Automatic heartbeat period (an unref'd timer). Default ttlMs / 3; 0 turns it off. */
+  readonly heartbeatIntervalMs?: number
+  /** Called once when the lease is found lost: taken over, or no successful heartbeat for ttlMs. */
+  readonly onLost?: (error: StateError) => void
+}
+
+/** The lease as an observer (e.g. `skipprd query`) sees it. */
+export interface LeaseInfo {
+  readonly owner: string
+  readonly token: bigint
+  readonly heartbeatAt: Date
+  readonly ttlMs: number
+  readonly released: boolean
+  /** Neither released nor past its TTL: a writer would have to wait. */
+  readonly live: boolean
+}
+
+export const DEFAULT_TTL_MS = 30_000
+export const DEFAULT_WAIT_MS = 30_000
+const DEFAULT_POLL_MS = 250
+
+function recordOf(entry: StateEntry | undefined): LeaseRecord | undefined {
+  return entry?.value as LeaseRecord | undefined
+}
+
+function isLive(record: LeaseRecord, now: number): boolean {
+  return !record.released && now - record.heartbeatAt < record.ttlMs
+}
+
+export async function readLease(backend: StateBackend, key: string): Promise<LeaseInfo | undefined> {
+  const record = recordOf(await backend.get(key))
+  if (record === undefined) return undefined
+  return {
+    owner: record.owner,
+    token: BigInt(record.token),
+    heartbeatAt: new Date(record.heartbeatAt),
+    ttlMs: record.ttlMs,
+    released: record.released,
+    live: isLive(record, Date.now()),
+  }
+}
+
+/**
+ * Takes the lease when it is free, released or expired, waiting up to `waitMs` for that.
+ * Every acquisition writes token = previous token + 1 with a conditional put on the one lease
+ * key, so tokens strictly increase across acquisitions, releases and takeovers.
+ */
+export async function acquireLease(
+  backend: StateBackend,
+  key: string,
+  pipeline: string,
+  options: AcquireLeaseOptions & { readonly registry?: Set<Lease> },
+): Promise<Lease> {
+  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
+  const waitMs = options.waitMs ?? DEFAULT_WAIT_MS
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS
+  const started = Date.now()
+  for (;;) {
+    const outcome = await updateKey<AcquireOutcome>(backend, key, (current) => {
+      const now = Date.now()
+      const held = recordOf(current)
+      if (held !== undefined && isLive(held, now)) return { result: { held } }
+      const token = held === undefined ? 1n : BigInt(held.token) + 1n
+      const record: LeaseRecord = {
+        owner: options.owner,
+        token: token.toString(),
+        heartbeatAt: now,
+        ttlMs,
+        released: false,
+      }
+      return { write: record, result: { token, now } }
+    })
+    if (!('held' in outcome)) {
+      return new Lease({
+        ...options,
+        backend,
+        key,
+        pipeline,
+        token: outcome.token,
+        ttlMs,
+        acquiredAt: outcome.now,
+      })
+    }
+    const now = Date.now()
+    const waited = now - started
+    if (waited >= waitMs) throw new LeaseUnavailableError(pipeline, holderOf(outcome.held, now), waited)
+    const expiresIn = outcome.held.heartbeatAt + outcome.held.ttlMs - now
+    await sleep(Math.max(1, Math.min(pollMs, waitMs - waited, expiresIn)))
+  }
+}
+
+type AcquireOutcome = { readonly held: LeaseRecord } | { readonly token: bigint; readonly now: number }
+
+function holderOf(record: LeaseRecord, now: number): LeaseHolder {
+  return { owner: record.owner, token: BigInt(record.token), heartbeatAgeMs: now - record.heartbeatAt }
+}
+
+/** Refuses (STALE_FENCE) unless `token` is the token of the current, unreleased lease. */
+export async function checkFence(
+  backend: StateBackend,
+  key: string,
+  pipeline: string,
+  token: bigint,
+): Promise<void> {
+  const record = recordOf(await backend.get(key))
+  if (record === undefined) throw new StaleFenceError(pipeline, token, 'no writer lease exists')
+  if (record.token !== token.toString()) {
+    throw new StaleFenceError(
+      pipeline,
+      token,
+      `the lease is now held by '${record.owner}' with token ${record.token}`,
+    )
+  }
+  if (record.released) throw new StaleFenceError(pipeline, token, 'the lease was released')
+}
+
+interface LeaseInit extends Pick<AcquireLeaseOptions, 'owner' | 'heartbeatIntervalMs' | 'onLost'> {
+  readonly backend: StateBackend
+  readonly key: string
+  readonly pipeline: string
+  readonly token: bigint
+  readonly ttlMs: number
+  readonly acquiredAt: number
+  /** Leases with a running heartbeat timer, so closing the store can stop them. */
+  readonly registry?: Set<Lease> | undefined
+}
+
+/** A held writer lease. Pass `token` to fenced writes so a writer that lost the lease is refused. */
+export class Lease {
+  readonly pipeline: string
+  readonly owner: string
+  /** Fencing token: strictly greater than every earlier acquisition's token of this pipeline. */
+  readonly token: bigint
+  readonly ttlMs: number
+  private readonly backend: StateBackend
+  private readonly key: string
+  private readonly onLost: ((error: StateError) => void) | undefined
+  private readonly registry: Set<Lease> | undefined
+  private state: 'held' | 'released' | 'lost' = 'held'
+  private lostError: StateError | undefined
+  private lastHeartbeatAt: number
+  private timer: NodeJS.Timeout | undefined
+  private ticking = false
+
+  constructor(init: LeaseInit) {
+    this.backend = init.backend
+    this.key = init.key
+    this.pipeline = init.pipeline
+    this.owner = init.owner
+    this.token = init.token
+    this.ttlMs = init.ttlMs
+    this.lastHeartbeatAt = init.acquiredAt
+    this.onLost = init.onLost
+    this.registry = init.registry
+    const interval = init.heartbeatIntervalMs ?? Math.floor(init.ttlMs / 3)
+    if (interval > 0) {
+      this.timer = setInterval(() => void this.tick(), interval)
+      // A forgotten lease must not keep the process alive.
+      this.timer.unref()
+      this.registry?.add(this)
+    }
+  }
+
+  /** Local view: held, and a heartbeat succeeded within ttlMs. `assertHeld()` asks the store. */
+  isValid(): boolean {
+    return this.state === 'held' && Date.now() - this.lastHeartbeatAt < this.ttlMs
+  }
+
+  /** Extends the lease. Throws LEASE_LOST if it was taken over (or released). */
+  async heartbeat(): Promise<void> {
+    this.throwIfEnded()
+    const now = Date.now()
+    await this.guard(() =>
+      updateKey(this.backend, this.key, (current) => {
+        const record = this.ownRecord(current)
+        return { write: { ...record, heartbeatAt: now }, result: undefined }
+      }),
+    )
+    this.lastHeartbeatAt = now
+  }
+
+  /** Throws LEASE_LOST unless the store still shows this lease as the current one. */
+  async assertHeld(): Promise<void> {
+    this.throwIfEnded()
+    const current = await this.backend.get(this.key)
+    await this.guard(async () => this.ownRecord(current))
+  }
+
+  /** Gives the lease up so the next writer need not wait. Idempotent; a lost lease is left alone. */
+  async release(): Promise<void> {
+    this.stopHeartbeats()
+    if (this.state !== 'held') return
+    this.state = 'released'
+    await updateKey(this.backend, this.key, (current) => {
+      const record = recordOf(current)
+      if (record?.token !== this.token.toString() || record.released) return { result: undefined }
+      return { write: { ...record, released: true }, result: undefined }
+    })
+  }
+
+  /** Stops the automatic heartbeat without releasing (the store does this when it closes). */
+  stopHeartbeats(): void {
+    clearInterval(this.timer)
+    this.timer = undefined
+    this.registry?.delete(this)
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.state !== 'held') return
+    this.ticking = true
+    try {
+      await this.heartbeat()
+    } catch (error) {
+      // A transient failure is retried next tick, until the lease can no longer be assumed held.
+      if (this.state === 'held' && !this.isValid()) {
+        const reason = error instanceof Error ? error.message : String(error)
+        this.lose(
+          new LeaseLostError(
+            this.pipeline,
+            this.token,
+            `had no successful heartbeat for ${this.ttlMs} ms (${reason})`,
+          ),
+        )
+      }
+    } finally {
+      this.ticking = false
+    }
+  }
+
+  private ownRecord(current: StateEntry | undefined): LeaseRecord {
+    const record = recordOf(current)
+    if (record === undefined) throw new LeaseLostError(this.pipeline, this.token, 'was deleted')
+    if (record.token !== this.token.toString()) {
+      throw new LeaseLostError(
+        this.pipeline,
+        this.token,
+        `was taken over by '${record.owner}' (token ${record.token})`,
+      )
+    }
+    if (record.released) throw new LeaseLostError(this.pipeline, this.token, 'was released')
+    return record
+  }
+
+  private async guard<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action()
+    } catch (error) {
+      if (hasCode(error, LEASE_LOST)) this.lose(error as StateError)
+      throw error
+    }
+  }
+
+  private throwIfEnded(): void {
+    if (this.state === 'released')
+      throw new LeaseLostError(this.pipeline, this.token, 'was released by this holder')
+    if (this.lostError !== undefined) throw this.lostError
+  }
+
+  private lose(error: StateError): void {
+    if (this.state === 'lost') return
+    this.state = 'lost'
+    this.lostError = error
+    this.stopHeartbeats()
+    this.onLost?.(error)
+  }
+}

@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { open, type RootDatabase } from 'lmdb'
+import type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
+import { StateOpenError } from './errors.js'
+import type { JsonValue } from './json.js'
+
+const FILE_NAME = 'state.mdb'
+
+/**
+ * The embedded store: one LMDB environment (`state.mdb` + `state.mdb-lock`) in a directory.
+ * LMDB gives what the contract needs: copy-on-write pages with a meta-page switch (a killed
+ * writer leaves the previous or the new value), one writer lock shared by every process, and
+ * readers that never block writers. Every write is its own synchronous, fsync'd transaction:
+ * state writes are few and each must be durable before the caller moves on.
+ */
+export class LmdbBackend implements StateBackend {
+  private readonly db: RootDatabase<StateEntry, string>
+
+  private constructor(db: RootDatabase<StateEntry, string>) {
+    this.db = db
+  }
+
+  static open(dir: string): LmdbBackend {
+    try {
+      mkdirSync(dir, { recursive: true })
+      const db = open<StateEntry, string>({
+        path: path.join(dir, FILE_NAME),
+        encoding: 'json',
+        // Commit returns only after the data is on disk, not merely visible.
+        overlappingSync: false,
+        cache: false,
+      })
+      return new LmdbBackend(db)
+    } catch (error) {
+      throw new StateOpenError(dir, error)
+    }
+  }
+
+  async get(key: string): Promise<StateEntry | undefined> {
+    // lmdb-js reuses a read snapshot within an event turn; another process may have written since.
+    this.db.resetReadTxn()
+    return this.db.get(key)
+  }
+
+  async put(key: string, value: JsonValue, condition?: PutCondition): Promise<PutResult> {
+    // The check and the write share one write transaction, which holds LMDB's cross-process writer lock.
+    return this.db.transactionSync((): PutResult => {
+      const current = this.db.get(key)
+      if (!meets(current, condition)) return { ok: false, current }
+      const version = (current?.version ?? 0) + 1
+      this.db.putSync(key, { version, value })
+      return { ok: true, version }
+    })
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return this.db.transactionSync(() => this.db.removeSync(key))
+  }
+
+  async list(prefix: string): Promise<StateItem[]> {
+    this.db.resetReadTxn()
+    const items: StateItem[] = []
+    for (const { key, value } of this.db.getRange({ start: prefix })) {
+      if (!key.startsWith(prefix)) break
+      items.push({ key, version: value.version, value: value.value })
+    }
+    return items
+  }
+
+  async close(): Promise<void> {
+    await this.db.close()
+  }
+}
+
+function meets(current: StateEntry | undefined, condition: PutCondition | undefined): boolean {
+  if (condition === undefined) return true
+  if ('mustNotExist' in condition) return current === undefined
+  return current?.version === condition.expectedVersion
+}

@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { LEASE_LOST, LEASE_UNAVAILABLE, openStateStore, STALE_FENCE, type StateStore } from '../src/index.js'
+import { Child, tempDataDir } from './helpers.js'
+
+/** Lease TTL for these tests; every wait below is a multiple of it. Raise it on a slow machine. */
+const TTL = Number(process.env.SKIPPR_STATE_TEST_TTL_MS ?? 200) * 2
+
+const opened: StateStore[] = []
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()))
+})
+
+/** The parent's own view of the store the children use (the fixture's workspace is `test`). */
+async function parentView(dataDir: string) {
+  const store = await openStateStore({ dataDir, workspace: 'test' })
+  opened.push(store)
+  return store.pipeline('p')
+}
+
+function holder(dataDir: string, owner: string, ttlMs: number, waitMs: number): Child {
+  return new Child(['holder', dataDir, 'p', owner, String(ttlMs), String(waitMs)])
+}
+
+describe('writer lease across processes', () => {
+  it('makes a second process wait waitMs and fail with the lease message, then go once released', async () => {
+    const dataDir = await tempDataDir()
+    const p = await parentView(dataDir)
+    const first = holder(dataDir, 'first', 60_000, 0)
+    const { token } = await first.next('acquired')
+    expect(token).toBe('1')
+
+    const second = holder(dataDir, 'second', 60_000, TTL)
+    const failed = await second.next('acquire-failed')
+    expect(failed.code).toBe(LEASE_UNAVAILABLE)
+    expect(failed.message).toMatch(/^pipeline writer lease unavailable: pipeline 'p' is held by 'first'/)
+    expect(failed.waitedMs).toBeGreaterThanOrEqual(TTL)
+
+    expect(await first.command('release')).toMatchObject({ ok: true })
+    const next = await p.acquireLease({ owner: 'parent', waitMs: 0 })
+    expect(next.token).toBe(2n)
+  })
+
+  it('lets a frozen holder be taken over after its TTL and refuses what it does when it wakes', async () => {
+    const dataDir = await tempDataDir()
+    const p = await parentView(dataDir)
+    const old = holder(dataDir, 'old', TTL, 0)
+    const oldToken = BigInt((await old.next('acquired')).token as string)
+    expect(await old.command('write 1')).toMatchObject({ ok: true })
+
+    // Its automatic heartbeat keeps the lease for longer than a TTL.
+    await expect(p.acquireLease({ owner: 'parent', waitMs: 2 * TTL, pollMs: 20 })).rejects.toMatchObject({
+      code: LEASE_UNAVAILABLE,
+    })
+
+    old.kill('SIGSTOP')
+    const lease = await p.acquireLease({
+      owner: 'parent',
+      waitMs: 10 * TTL,
+      pollMs: 20,
+      heartbeatIntervalMs: 0,
+    })
+    expect(lease.token).toBe(oldToken + 1n)
+    await p.saveResumeOffset({ owner: 'parent', seq: 2 }, { fence: lease.token })
+
+    old.kill('SIGCONT')
+    expect(await old.next('lost')).toMatchObject({ code: LEASE_LOST })
+    expect(await old.command('write 3')).toMatchObject({ ok: false, code: STALE_FENCE })
+    expect(await old.command('heartbeat')).toMatchObject({ ok: false, code: LEASE_LOST })
+    expect(await old.command('assert')).toMatchObject({ ok: false, code: LEASE_LOST })
+    expect(await old.command('valid')).toMatchObject({ ok: true, value: false })
+    expect(await p.getResumeOffset()).toEqual({ owner: 'parent', seq: 2 })
+    await lease.assertHeld()
+  })
+})

@@ -1,0 +1,66 @@
+/**
+ * Where a WAL's frames live. The WAL logic (batch frames, landing, resume offsets, epochs) sits above this
+ * interface, so the `s3` and `clustered` storages can be added as backends without touching callers.
+ *
+ * A backend is an append-only log of frames numbered by FSN (1, 2, 3, … never reused while the log exists)
+ * with a cumulative ack watermark, plus one small metadata record replaced atomically.
+ */
+import { openDiskBackend } from './disk.js'
+import { WalStorageUnavailableError } from './errors.js'
+import type { WalStorage } from './settings.js'
+
+export interface WalFrame {
+  readonly fsn: bigint
+  readonly payload: Uint8Array
+}
+
+/** The WAL's own record beside the log: its epoch, and whether a reset was under way. */
+export interface WalMeta {
+  readonly epoch: string
+  /** Set while reset() runs: an open that finds it finishes the reset first. */
+  readonly resetting: boolean
+}
+
+export interface WalBackend {
+  /** Where the log lives, for messages. */
+  readonly location: string
+  /** Largest payload one append() takes. */
+  readonly maxFrameBytes: number
+  /** FSN of the last durable frame; 0 for a log that never held one. */
+  readonly publishedFsn: bigint
+  /** The ack watermark; 0 when nothing was acked. */
+  readonly ackedFsn: bigint
+  /** Appends one frame; its FSN once it is durable. */
+  append(payload: Uint8Array): Promise<bigint>
+  /**
+   * The frames from `fromFsn` (or the oldest kept after it) to the last one published when the read
+   * reached it, in order, read from storage with bounded memory. A yielded payload stays valid.
+   */
+  read(fromFsn: bigint): AsyncIterable<WalFrame>
+  /** Moves the watermark to `fsn` (cumulative); storage fully at or below it may go. */
+  ack(fsn: bigint): Promise<void>
+  /** Closes the file being written even if it is not full, so it can go once landed. */
+  seal(): Promise<void>
+  readMeta(): Promise<WalMeta | undefined>
+  /** Replaces the metadata record: afterwards it is the old or the new one, never a mix. */
+  writeMeta(meta: WalMeta): Promise<void>
+  /** Deletes every frame and the watermark: the log starts again from FSN 1. */
+  clear(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface BackendOptions {
+  readonly pipeline: string
+  readonly dataDir: string
+  readonly bytesPerFile: number
+}
+
+export async function openBackend(storage: WalStorage, options: BackendOptions): Promise<WalBackend> {
+  switch (storage) {
+    case 'disk':
+      return openDiskBackend(options)
+    case 's3':
+    case 'clustered':
+      throw new WalStorageUnavailableError(storage)
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The `disk` backend: an `@skippr/sf` slot at `<dataDir>/wal/<pipeline>/` (the pipeline name, encoded, is
+ * the slot's sender id) and, beside it, `<pipeline>.wal-meta`: the epoch and the reset flag as JSON,
+ * replaced atomically (temp file, fdatasync, rename, directory fsync).
+ */
+import { constants } from 'node:fs'
+import * as fsp from 'node:fs/promises'
+import path from 'node:path'
+import { openSlot, type Slot } from '@skippr/sf'
+import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js'
+import { WalConfigError, WalCorruptError } from './errors.js'
+import { isEpoch } from './frame.js'
+
+/** The slot's fixed costs inside one segment file: its header and one frame header. */
+const SEGMENT_OVERHEAD_BYTES = 32 + 8
+const META_SUFFIX = '.wal-meta'
+
+export async function openDiskBackend(options: BackendOptions): Promise<WalBackend> {
+  const sfDir = path.join(options.dataDir, 'wal')
+  const senderId = slotName(options.pipeline)
+  await fsp.mkdir(sfDir, { recursive: true })
+  const open = () =>
+    openSlot({
+      sfDir,
+      senderId,
+      maxSegmentBytes: options.bytesPerFile,
+      // The WAL holds what the destination has not landed yet, however much that is; a full disk fails
+      // the commit (SF_DISK_FULL) and the source position stays behind it.
+      maxTotalBytes: Number.MAX_SAFE_INTEGER,
+      durability: 'append',
+    })
+  return new DiskBackend(sfDir, senderId, options.bytesPerFile, await open(), open)
+}
+
+/**
+ * The pipeline name as a slot sender id (letters, digits, `.`, `_`, `-`): ASCII letters, digits, `_` and
+ * `-` stay, every other byte of its UTF-8 becomes `.XX` (hex), so distinct names stay distinct and none
+ * can climb out of `wal/`.
+ */
+export function slotName(pipeline: string): string {
+  if (pipeline === '') throw new WalConfigError('pipeline', 'the pipeline name must not be empty')
+  let out = ''
+  for (const byte of Buffer.from(pipeline, 'utf8')) {
+    const c = String.fromCharCode(byte)
+    out += /[A-Za-z0-9_-]/.test(c) ? c : `.${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
+}
+
+class DiskBackend implements WalBackend {
+  readonly location: string
+  readonly maxFrameBytes: number
+
+  constructor(
+    private readonly sfDir: string,
+    private readonly senderId: string,
+    bytesPerFile: number,
+    private slot: Slot,
+    private readonly reopen: () => Promise<Slot>,
+  ) {
+    this.location = path.join(sfDir, senderId)
+    this.maxFrameBytes = bytesPerFile - SEGMENT_OVERHEAD_BYTES
+  }
+
+  get publishedFsn(): bigint {
+    return this.slot.publishedFsn
+  }
+
+  get ackedFsn(): bigint {
+    return this.slot.ackedFsn
+  }
+
+  append(payload: Uint8Array): Promise<bigint> {
+    return this.slot.append(payload)
+  }
+
+  read(fromFsn: bigint): AsyncIterable<WalFrame> {
+    return this.slot.replay(fromFsn)
+  }
+
+  ack(fsn: bigint): Promise<void> {
+    return this.slot.ack(fsn)
+  }
+
+  async seal(): Promise<void> {}
+
+  async readMeta(): Promise<WalMeta | undefined> {
+    const file = this.metaFile()
+    let text: string
+    try {
+      text = await fsp.readFile(file, 'utf8')
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw e
+    }
+    const meta = parseMeta(text)
+    if (meta === undefined) {
+      throw new WalCorruptError(file, `unreadable WAL metadata ${JSON.stringify(text.slice(0, 80))}`)
+    }
+    return meta
+  }
+
+  async writeMeta(meta: WalMeta): Promise<void> {
+    const file = this.metaFile()
+    const tmp = `${file}.tmp`
+    const handle = await fsp.open(tmp, 'w')
+    try {
+      await handle.writeFile(`${JSON.stringify({ version: 1, ...meta })}\n`)
+      await handle.datasync()
+    } finally {
+      await handle.close()
+    }
+    await fsp.rename(tmp, file)
+    await syncDir(this.sfDir)
+  }
+
+  async clear(): Promise<void> {
+    await this.slot.close()
+    await fsp.rm(this.location, { recursive: true, force: true })
+    await syncDir(this.sfDir)
+    this.slot = await this.reopen()
+  }
+
+  close(): Promise<void> {
+    return this.slot.close()
+  }
+
+  private metaFile(): string {
+    return path.join(this.sfDir, `${this.senderId}${META_SUFFIX}`)
+  }
+}
+
+function parseMeta(text: string): WalMeta | undefined {
+  try {
+    const v = JSON.parse(text) as { version?: unknown; epoch?: unknown; resetting?: unknown }
+    if (v.version !== 1 || typeof v.epoch !== 'string' || !isEpoch(v.epoch)) return undefined
+    return { epoch: v.epoch, resetting: v.resetting === true }
+  } catch {
+    return undefined
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, constants.O_RDONLY | constants.O_DIRECTORY)
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}

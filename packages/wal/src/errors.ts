@@ -1,0 +1,82 @@
+/**
+ * Every error @skippr/wal throws. Identify an error by its `code`, never by `instanceof` (two copies of the
+ * package in one process have different classes). Messages state the situation and the fix.
+ */
+
+export class WalError extends Error {
+  readonly code: string
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+  }
+}
+
+/** A setting (skippr.yml key or environment variable) has a bad value. One line, naming the setting. */
+export class WalConfigError extends WalError {
+  /** The YAML key or environment variable at fault, for callers that add the file and path. */
+  readonly setting: string
+  constructor(setting: string, message: string) {
+    super('WAL_CONFIG_INVALID', message)
+    this.setting = setting
+  }
+}
+
+/** The storage backend exists in the design but not in this build. */
+export class WalStorageUnavailableError extends WalError {
+  constructor(storage: string) {
+    super(
+      'WAL_STORAGE_UNAVAILABLE',
+      `WAL_STORAGE '${storage}' is not available in this build of @skippr/wal; use WAL_STORAGE=disk`,
+    )
+  }
+}
+
+/** A batch handed to commit() (or a chunk handed to the buffer) cannot be stored as given. */
+export class WalBatchInvalidError extends WalError {
+  constructor(problem: string) {
+    super('WAL_BATCH_INVALID', `cannot commit batch: ${problem}`)
+  }
+}
+
+/** A frame was written by a newer @skippr/wal whose format this build does not know. */
+export class WalFormatUnsupportedError extends WalError {
+  readonly version: number
+  constructor(version: number, supported: number) {
+    super(
+      'WAL_FORMAT_UNSUPPORTED',
+      `WAL batch frame has format version ${version}, this @skippr/wal reads version ${supported} only; ` +
+        'upgrade skipprd to the version that wrote this WAL',
+    )
+    this.version = version
+  }
+}
+
+/** The log holds bytes that are not a valid batch frame, or frames in an impossible order. */
+export class WalCorruptError extends WalError {
+  constructor(where: string, problem: string) {
+    super(
+      'WAL_CORRUPT',
+      `WAL ${where} is corrupt: ${problem}; restore the WAL directory from backup, or RESET PIPELINE ` +
+        '(the source is then read again from the start)',
+    )
+  }
+}
+
+/** markLanded() named a batch that is not the oldest unlanded one: landing must follow commit order. */
+export class WalLandOrderError extends WalError {
+  constructor(got: string, expected: string) {
+    super(
+      'WAL_LAND_OUT_OF_ORDER',
+      `markLanded(${got}) but the oldest unlanded batch is ${expected}; land batches in the order pending() ` +
+        'yields them',
+    )
+  }
+}
+
+/** The WAL was closed (or reset failed half-way); open it again. */
+export class WalClosedError extends WalError {
+  constructor(pipeline: string) {
+    super('WAL_CLOSED', `the WAL of pipeline '${pipeline}' is closed; open it again with openWal()`)
+  }
+}

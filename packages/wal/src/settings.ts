@@ -1,0 +1,121 @@
+/**
+ * The buffering and WAL settings of one pipeline, resolved YAML → environment → default (a pipeline's
+ * `buffer_threshold_*` keys in skippr.yml win over the process-wide variables). `WAL_STORAGE` and the
+ * `WAL_*` file settings are environment-only, as the operator docs say.
+ */
+import { WalConfigError } from './errors.js'
+
+export const WAL_STORAGES = ['disk', 's3', 'clustered'] as const
+export type WalStorage = (typeof WAL_STORAGES)[number]
+
+const MiB = 1024 * 1024
+export const DEFAULT_BUFFER_THRESHOLD_BYTES = 10_485_760
+export const DEFAULT_BUFFER_THRESHOLD_SECONDS = 60
+export const DEFAULT_MAX_DELAY_SECONDS = 60
+/** The range the default WAL file size is clamped to. */
+export const MIN_DEFAULT_BYTES_PER_FILE = 4 * MiB
+export const MAX_DEFAULT_BYTES_PER_FILE = 64 * MiB
+/** An explicit WAL_BYTES_PER_FILE may go lower (tests use small files), but not below this. */
+export const MIN_BYTES_PER_FILE = 64 * 1024
+export const MAX_BYTES_PER_FILE = 1024 * MiB
+/** A buffered batch must fit in one Uint8Array. */
+const MAX_BUFFER_THRESHOLD_BYTES = 4096 * MiB - 1
+
+export interface WalSettings {
+  readonly storage: WalStorage
+  readonly bufferThresholdBytes: number
+  readonly bufferThresholdSeconds: number
+  readonly bytesPerFile: number
+  readonly maxDelaySeconds: number
+}
+
+export interface WalSettingsInput {
+  /** The pipeline's keys from skippr.yml, as parsed (numbers, or strings of digits). */
+  readonly yaml?: {
+    readonly buffer_threshold_bytes?: unknown
+    readonly buffer_threshold_seconds?: unknown
+  }
+  /** Defaults to process.env. An empty variable counts as unset. */
+  readonly env?: Env
+}
+
+export function resolveWalSettings(input: WalSettingsInput = {}): WalSettings {
+  const env = input.env ?? process.env
+  const yaml = input.yaml ?? {}
+  const bufferThresholdBytes = wholeBytes(
+    pick(yaml.buffer_threshold_bytes, 'buffer_threshold_bytes', env, 'BUFFER_THRESHOLD_BYTES'),
+    DEFAULT_BUFFER_THRESHOLD_BYTES,
+    1,
+    MAX_BUFFER_THRESHOLD_BYTES,
+  )
+  const bytesPerFile = wholeBytes(
+    fromEnv(env, 'WAL_BYTES_PER_FILE'),
+    Math.min(Math.max(bufferThresholdBytes, MIN_DEFAULT_BYTES_PER_FILE), MAX_DEFAULT_BYTES_PER_FILE),
+    MIN_BYTES_PER_FILE,
+    MAX_BYTES_PER_FILE,
+  )
+  return {
+    storage: parseStorage(env.WAL_STORAGE),
+    bufferThresholdBytes,
+    bufferThresholdSeconds: seconds(
+      pick(yaml.buffer_threshold_seconds, 'buffer_threshold_seconds', env, 'BUFFER_THRESHOLD_SECONDS'),
+      DEFAULT_BUFFER_THRESHOLD_SECONDS,
+    ),
+    bytesPerFile,
+    maxDelaySeconds: seconds(fromEnv(env, 'WAL_MAX_DELAY_SECONDS'), DEFAULT_MAX_DELAY_SECONDS),
+  }
+}
+
+/** `WAL_STORAGE` (or the `storage` option of openWal): unset means disk. */
+export function parseStorage(value: string | undefined): WalStorage {
+  if (value === undefined || value === '') return 'disk'
+  if ((WAL_STORAGES as readonly string[]).includes(value)) return value as WalStorage
+  throw new WalConfigError('WAL_STORAGE', `unknown WAL_STORAGE '${value}': expected disk, s3 or clustered`)
+}
+
+interface Raw {
+  readonly setting: string
+  readonly value: unknown
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+function pick(yamlValue: unknown, yamlKey: string, env: Env, variable: string): Raw | undefined {
+  if (yamlValue !== undefined && yamlValue !== null) return { setting: yamlKey, value: yamlValue }
+  return fromEnv(env, variable)
+}
+
+function fromEnv(env: Env, variable: string): Raw | undefined {
+  const value = env[variable]
+  return value === undefined || value === '' ? undefined : { setting: variable, value }
+}
+
+function wholeBytes(raw: Raw | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback
+  const n = toNumber(raw.value)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new WalConfigError(
+      raw.setting,
+      `${raw.setting} must be a whole number of bytes from ${min} to ${max}, got '${String(raw.value)}'`,
+    )
+  }
+  return n
+}
+
+function seconds(raw: Raw | undefined, fallback: number): number {
+  if (raw === undefined) return fallback
+  const n = toNumber(raw.value)
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new WalConfigError(
+      raw.setting,
+      `${raw.setting} must be a positive number of seconds, got '${String(raw.value)}'`,
+    )
+  }
+  return n
+}
+
+function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value
+  if (typeof value === 'string' && /^\s*[0-9]+(\.[0-9]+)?\s*$/.test(value)) return Number(value)
+  return Number.NaN
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import { resolveWalSettings } from '../src/settings.js'
+
+const MiB = 1024 * 1024
+
+describe('resolveWalSettings', () => {
+  it('uses the documented defaults', () => {
+    expect(resolveWalSettings({ env: {} })).toEqual({
+      storage: 'disk',
+      bufferThresholdBytes: 10_485_760,
+      bufferThresholdSeconds: 60,
+      bytesPerFile: 10 * MiB,
+      maxDelaySeconds: 60,
+    })
+  })
+
+  it('takes the environment over the defaults', () => {
+    const env = {
+      WAL_STORAGE: 's3',
+      BUFFER_THRESHOLD_BYTES: '2000000',
+      BUFFER_THRESHOLD_SECONDS: '2.5',
+      WAL_BYTES_PER_FILE: '131072',
+      WAL_MAX_DELAY_SECONDS: '5',
+    }
+    expect(resolveWalSettings({ env })).toEqual({
+      storage: 's3',
+      bufferThresholdBytes: 2_000_000,
+      bufferThresholdSeconds: 2.5,
+      bytesPerFile: 131_072,
+      maxDelaySeconds: 5,
+    })
+  })
+
+  it('takes the pipeline YAML over the environment', () => {
+    const env = { BUFFER_THRESHOLD_BYTES: '2000000', BUFFER_THRESHOLD_SECONDS: '30' }
+    const yaml = { buffer_threshold_bytes: 50 * MiB, buffer_threshold_seconds: '5' }
+    expect(resolveWalSettings({ yaml, env })).toMatchObject({
+      bufferThresholdBytes: 50 * MiB,
+      bufferThresholdSeconds: 5,
+    })
+    expect(resolveWalSettings({ yaml: { buffer_threshold_seconds: 7 }, env })).toMatchObject({
+      bufferThresholdBytes: 2_000_000,
+      bufferThresholdSeconds: 7,
+    })
+  })
+
+  it('derives WAL_BYTES_PER_FILE from the byte threshold, clamped to 4–64 MiB, unless set', () => {
+    const perFile = (env: Record<string, string>, yaml = {}) => resolveWalSettings({ env, yaml }).bytesPerFile
+    expect(perFile({ BUFFER_THRESHOLD_BYTES: String(MiB) })).toBe(4 * MiB)
+    expect(perFile({ BUFFER_THRESHOLD_BYTES: String(20 * MiB) })).toBe(20 * MiB)
+    expect(perFile({}, { buffer_threshold_bytes: 500 * MiB })).toBe(64 * MiB)
+    expect(perFile({ BUFFER_THRESHOLD_BYTES: String(500 * MiB), WAL_BYTES_PER_FILE: String(MiB) })).toBe(MiB)
+  })
+
+  it('treats an empty variable as unset', () => {
+    expect(resolveWalSettings({ env: { WAL_STORAGE: '', BUFFER_THRESHOLD_BYTES: '' } })).toMatchObject({
+      storage: 'disk',
+      bufferThresholdBytes: 10_485_760,
+    })
+  })
+
+  it('fails with one line naming the variable or key for a bad value', () => {
+    const cases: Array<[Parameters<typeof resolveWalSettings>[0], string]> = [
+      [{ env: { BUFFER_THRESHOLD_BYTES: 'ten' } }, "BUFFER_THRESHOLD_BYTES must be a whole number of bytes from 1 to 4294967295, got 'ten'"],
+      [{ env: { BUFFER_THRESHOLD_BYTES: '0' } }, 'BUFFER_THRESHOLD_BYTES must be'],
+      [{ env: { BUFFER_THRESHOLD_BYTES: '1.5' } }, 'BUFFER_THRESHOLD_BYTES must be'],
+      [{ env: { BUFFER_THRESHOLD_SECONDS: '-1' } }, "BUFFER_THRESHOLD_SECONDS must be a positive number of seconds, got '-1'"],
+      [{ env: { WAL_BYTES_PER_FILE: '1000' } }, 'WAL_BYTES_PER_FILE must be a whole number of bytes from 65536'],
+      [{ env: { WAL_MAX_DELAY_SECONDS: '0' } }, 'WAL_MAX_DELAY_SECONDS must be a positive number'],
+      [{ env: {}, yaml: { buffer_threshold_bytes: 'lots' } }, "buffer_threshold_bytes must be a whole number of bytes from 1 to 4294967295, got 'lots'"],
+      [{ env: {}, yaml: { buffer_threshold_seconds: true } }, 'buffer_threshold_seconds must be a positive number'],
+      [{ env: { WAL_STORAGE: 'tape' } }, "unknown WAL_STORAGE 'tape': expected disk, s3 or clustered"],
+    ]
+    for (const [input, message] of cases) {
+      let error: unknown
+      try {
+        resolveWalSettings(input)
+      } catch (e) {
+        error = e
+      }
+      expect(error).toMatchObject({ code: 'WAL_CONFIG_INVALID', message: expect.stringContaining(message) })
+      expect((error as Error).message).not.toContain('\n')
+    }
+  })
+})

@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto'
+import * as fsp from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { openSlot } from '@skippr/sf'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { encodeBatchFrames } from '../src/frame.js'
+import { type BatchInput, openWal, slotName, type Wal, type WalBatch } from '../src/index.js'
+import { makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
+import { filePositions } from './support/positions.js'
+
+let dataDir: string
+const opened: Wal[] = []
+
+beforeEach(async () => {
+  dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'skippr-wal-'))
+})
+
+afterEach(async () => {
+  for (const wal of opened.splice(0)) await wal.close()
+  await fsp.rm(dataDir, { recursive: true, force: true })
+})
+
+const positionsFile = () => path.join(dataDir, 'positions.json')
+
+async function open(pipeline = 'bikehire', bytesPerFile = SMALL_FILE_BYTES): Promise<Wal> {
+  const wal = await openWal({ pipeline, dataDir, bytesPerFile, positions: filePositions(positionsFile()) })
+  opened.push(wal)
+  return wal
+}
+
+async function reopen(wal: Wal): Promise<Wal> {
+  await wal.close()
+  opened.splice(opened.indexOf(wal), 1)
+  return open(wal.pipeline)
+}
+
+async function pendingOf(wal: Wal): Promise<WalBatch[]> {
+  const out: WalBatch[] = []
+  for await (const b of wal.pending()) out.push(b)
+  return out
+}
+
+/** Parts as plain values with bodies as length + SHA-256 (a deep compare of large Buffers is slow). */
+const plain = (b: Pick<BatchInput, 'offset' | 'parts'>) => ({
+  offset: b.offset,
+  parts: b.parts.map((p) => ({ ...p, body: digest(p.body) })),
+})
+
+const segmentFiles = async (pipeline = 'bikehire') =>
+  (await fsp.readdir(path.join(dataDir, 'wal', slotName(pipeline)))).filter((n) => n.endsWith('.sfa'))
+
+describe('openWal (disk)', () => {
+  it('returns committed batches from pending() byte-identical, in order, with stable identities', async () => {
+    let wal = await open()
+    const ids = []
+    for (let k = 1; k <= 12; k++) ids.push(await wal.commit(makeBatch(k)))
+    expect(ids.map((id) => id.pipeline)).toEqual(Array(12).fill('bikehire'))
+    expect(new Set(ids.map((id) => id.epoch)).size).toBe(1)
+    expect(ids.map((id) => id.seq)).toEqual([...ids.map((id) => id.seq)].sort((a, b) => (a < b ? -1 : 1)))
+
+    wal = await reopen(wal)
+    const pending = await pendingOf(wal)
+    expect(pending.map((b) => b.id)).toEqual(ids)
+    expect(pending.map(plain)).toEqual(Array.from({ length: 12 }, (_, i) => plain(makeBatch(i + 1))))
+    expect(await wal.resumeOffset()).toEqual({ k: 12 })
+  })
+
+  it('commits a batch larger than a WAL file across several files, and reads it back whole', async () => {
+    const wal = await open()
+    const body = Buffer.alloc(5 * SMALL_FILE_BYTES + 123, 0x61)
+    body[body.length - 1] = 10
+    const big: BatchInput = { offset: 'big', parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv', rows: 1, body }] }
+    await wal.commit(makeBatch(1))
+    const id = await wal.commit(big)
+    expect((await segmentFiles()).length).toBeGreaterThanOrEqual(6)
+    const [first, second] = await pendingOf(await reopen(wal))
+    expect(plain(first!)).toEqual(plain(makeBatch(1)))
+    expect(second!.id).toEqual(id)
+    expect(Buffer.from(second!.parts[0]!.body).equals(body)).toBe(true)
+  })
+
+  it('lands batches in order, saving each offset before the watermark moves, and trims landed files', async () => {
+    let wal = await open()
+    const ids = []
+    for (let k = 1; k <= 30; k++) ids.push(await wal.commit(makeBatch(k)))
+    const filesBefore = (await segmentFiles()).length
+    await expect(wal.markLanded(ids[1]!)).rejects.toMatchObject({ code: 'WAL_LAND_OUT_OF_ORDER' })
+    for (const b of await pendingOf(wal)) {
+      if (offsetK(b.offset) > 20) break
+      await wal.markLanded(b.id)
+    }
+    expect(await filePositions(positionsFile()).load()).toEqual({ k: 20 })
+    await wal.markLanded(ids[19]!) // landing again is a no-op
+    expect((await segmentFiles()).length).toBeLessThan(filesBefore)
+
+    wal = await reopen(wal)
+    expect((await pendingOf(wal)).map((b) => offsetK(b.offset))).toEqual(range(21, 30))
+    // markLanded works without a pending() pass first: it reads the oldest batch from the log.
+    await expect(wal.markLanded(ids[21]!)).rejects.toMatchObject({ code: 'WAL_LAND_OUT_OF_ORDER' })
+    await wal.markLanded(ids[20]!)
+    expect((await pendingOf(wal)).map((b) => offsetK(b.offset))).toEqual(range(22, 30))
+  })
+
+  it('takes the resume offset from positions once every batch is landed and trimmed', async () => {
+    let wal = await open()
+    expect(await wal.resumeOffset()).toBeUndefined()
+    for (let k = 1; k <= 5; k++) await wal.commit(makeBatch(k))
+    for (const b of await pendingOf(wal)) await wal.markLanded(b.id)
+    wal = await reopen(wal)
+    expect(await segmentFiles()).toEqual([])
+    expect(await wal.resumeOffset()).toEqual({ k: 5 })
+    // FSNs continue after a full drain, so identities stay unique within the epoch.
+    const before = (await pendingOf(wal)).length
+    const id = await wal.commit(makeBatch(6))
+    expect(before).toBe(0)
+    expect(id.seq).toBeGreaterThan(5n)
+    expect(await wal.resumeOffset()).toEqual({ k: 6 })
+  })
+
+  it('discards a multi-frame batch cut short at the tail, and commits after it', async () => {
+    let wal = await open()
+    await wal.commit(makeBatch(1))
+    const epoch = wal.epoch
+    await wal.close()
+    opened.splice(0)
+    // What a crash between two frames of one commit leaves: the first data frames, no batch frame.
+    const body = Buffer.alloc(3 * SMALL_FILE_BYTES, 0x62)
+    body[body.length - 1] = 10
+    const torn = { offset: 'torn', parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }] }
+    const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - 40)]
+    const slot = await openSlot({ sfDir: path.join(dataDir, 'wal'), senderId: 'bikehire', maxSegmentBytes: SMALL_FILE_BYTES })
+    for (const frame of frames.slice(0, 2)) await slot.append(frame)
+    await slot.close()
+
+    wal = await open()
+    expect(wal.epoch).toBe(epoch)
+    expect(await wal.resumeOffset()).toEqual({ k: 1 })
+    expect((await pendingOf(wal)).map((b) => b.offset)).toEqual([{ k: 1 }])
+    await wal.commit(makeBatch(2))
+    const pending = await pendingOf(await reopen(wal))
+    expect(pending.map(plain)).toEqual([plain(makeBatch(1)), plain(makeBatch(2))])
+  })
+
+  it('reset() deletes batches and the resume position and starts a new epoch', async () => {
+    let wal = await open()
+    const old = await wal.commit(makeBatch(1))
+    await wal.commit(makeBatch(2))
+    for (const b of await pendingOf(wal)) {
+      await wal.markLanded(b.id)
+      break
+    }
+    await wal.reset()
+    expect(await pendingOf(wal)).toEqual([])
+    expect(await wal.resumeOffset()).toBeUndefined()
+    expect(await filePositions(positionsFile()).load()).toBeUndefined()
+    const fresh = await wal.commit(makeBatch(3))
+    expect(fresh.epoch).not.toBe(old.epoch)
+    wal = await reopen(wal)
+    expect((await pendingOf(wal)).map((b) => b.id)).toEqual([fresh])
+    expect(await wal.resumeOffset()).toEqual({ k: 3 })
+  })
+
+  it('finishes a reset that a crash interrupted', async () => {
+    let wal = await open()
+    await wal.commit(makeBatch(1))
+    const epoch = wal.epoch
+    await filePositions(positionsFile()).save({ k: 0 })
+    await wal.close()
+    opened.splice(0)
+    // A crash right after reset() marked the metadata leaves this file behind.
+    const meta = path.join(dataDir, 'wal', 'bikehire.wal-meta')
+    await fsp.writeFile(meta, JSON.stringify({ version: 1, epoch, resetting: true }))
+    wal = await open()
+    expect(await pendingOf(wal)).toEqual([])
+    expect(await wal.resumeOffset()).toBeUndefined()
+    expect(await filePositions(positionsFile()).load()).toBeUndefined()
+    expect(wal.epoch).not.toBe(epoch)
+    expect(JSON.parse(await fsp.readFile(meta, 'utf8'))).toEqual({ version: 1, epoch: wal.epoch, resetting: false })
+  })
+
+  it('mints a new epoch when the log starts again from FSN 1 (WAL directory lost)', async () => {
+    let wal = await open()
+    const before = await wal.commit(makeBatch(1))
+    await wal.close()
+    opened.splice(0)
+    await fsp.rm(path.join(dataDir, 'wal', 'bikehire'), { recursive: true })
+    wal = await open()
+    const after = await wal.commit(makeBatch(1))
+    expect(after.seq).toBe(before.seq)
+    expect(after.epoch).not.toBe(before.epoch)
+  })
+
+  it('keeps pipelines apart under safely encoded names', async () => {
+    const a = await open('orders/eu')
+    const b = await open('..')
+    await a.commit(makeBatch(1))
+    await b.commit(makeBatch(2))
+    expect(slotName('orders/eu')).toBe('orders.2Feu')
+    expect(slotName('..')).toBe('.2E.2E')
+    expect(slotName('my_pipe-2')).toBe('my_pipe-2')
+    expect(slotName('vélo')).toBe('v.C3.A9lo')
+    expect((await fsp.readdir(path.join(dataDir, 'wal'))).sort()).toEqual(
+      ['.2E.2E', '.2E.2E.wal-meta', 'orders.2Feu', 'orders.2Feu.wal-meta'].sort(),
+    )
+    expect((await pendingOf(a)).map((x) => x.offset)).toEqual([{ k: 1 }])
+    expect((await pendingOf(b)).map((x) => x.offset)).toEqual([{ k: 2 }])
+  })
+
+  it('fails with one line for an unknown storage, and names the missing ones', async () => {
+    const positions = filePositions(positionsFile())
+    await expect(openWal({ pipeline: 'p', dataDir, storage: 'tape', positions })).rejects.toMatchObject({
+      code: 'WAL_CONFIG_INVALID',
+      message: "unknown WAL_STORAGE 'tape': expected disk, s3 or clustered",
+    })
+    await expect(openWal({ pipeline: 'p', dataDir, storage: 's3', positions })).rejects.toMatchObject({
+      code: 'WAL_STORAGE_UNAVAILABLE',
+    })
+  })
+
+  it('refuses use after close', async () => {
+    const wal = await open()
+    await wal.close()
+    await expect(async () => wal.commit(makeBatch(1))).rejects.toMatchObject({ code: 'WAL_CLOSED' })
+  })
+})
+
+function digest(body: Uint8Array): string {
+  return `${body.length}:${createHash('sha256').update(body).digest('hex')}`
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i)
+}

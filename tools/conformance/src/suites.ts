@@ -1,0 +1,36 @@
+/**
+ * One suite per guarantee tier. Each defines a vitest `describe` block; a sink package calls the
+ * suite of its tier from a test file with a harness for its real destination.
+ */
+import { describe } from 'vitest'
+import type { SinkHarness } from './harness.js'
+import { landingCases } from './landing.js'
+import { retryCases } from './retry.js'
+import { useSession } from './session.js'
+import { transactionalCases } from './transactional.js'
+
+/** What any sink that stores rows must do: formats, awkward values, identifiers, evolution. */
+export function landingSuite(harness: SinkHarness): void {
+  describe(`${harness.name}: landing conformance`, () => {
+    landingCases(useSession(harness))
+  })
+}
+
+/** `exactly-once`: a repeated identity is `already-landed`; fences and rejections leave nothing. */
+export function exactlyOnceSuite(harness: SinkHarness): void {
+  describe(`${harness.name}: exactly-once conformance`, () => {
+    const session = useSession(harness)
+    landingCases(session)
+    retryCases(session, { repeatStatus: ['already-landed'] })
+    transactionalCases(session)
+  })
+}
+
+/** `overwrite-on-retry`: a repeated identity rewrites the same output, so rows appear once. */
+export function overwriteOnRetrySuite(harness: SinkHarness): void {
+  describe(`${harness.name}: overwrite-on-retry conformance`, () => {
+    const session = useSession(harness)
+    landingCases(session)
+    retryCases(session, { repeatStatus: ['landed', 'already-landed'] })
+  })
+}

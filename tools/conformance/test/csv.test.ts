@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import { canonicalValue, parseCsv, parseCsvWithHeader } from '../src/index.js'
+
+describe('parseCsv', () => {
+  it('tells NULL (unquoted empty) from the empty string (quoted)', () => {
+    expect(parseCsv('1,,""\n')).toEqual([['1', null, '']])
+  })
+
+  it('reads quotes, commas, LF and CRLF inside quoted fields, and CRLF record ends', () => {
+    expect(parseCsv('"a ""b"", c","x\ny\r\nz"\r\n2,\n')).toEqual([
+      ['a "b", c', 'x\ny\r\nz'],
+      ['2', null],
+    ])
+  })
+
+  it('keys records by a header row', () => {
+    expect(parseCsvWithHeader('id,"two words"\n1,"x"\n')).toEqual([{ id: '1', 'two words': 'x' }])
+  })
+
+  it('refuses an unterminated quoted field', () => {
+    expect(() => parseCsv('"open')).toThrow(/unterminated/)
+  })
+})
+
+describe('canonicalValue', () => {
+  it('gives one form whatever shape the driver returns', () => {
+    expect(canonicalValue(5n, 'long')).toBe(canonicalValue('5', 'long'))
+    expect(canonicalValue(new Date('2024-01-02T03:04:05.006Z'), 'timestamp')).toBe(
+      canonicalValue('2024-01-02 03:04:05.006+00', 'timestamp'),
+    )
+    expect(canonicalValue('{"b":1,"a":[2]}', 'json')).toBe(canonicalValue({ a: [2], b: 1 }, 'json'))
+    expect(canonicalValue(new Date('2024-01-02T00:00:00Z'), 'date')).toBe('2024-01-02')
+  })
+})

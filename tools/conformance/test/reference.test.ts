@@ -1,0 +1,5 @@
+import { exactlyOnceSuite, overwriteOnRetrySuite } from '../src/index.js'
+import { referenceHarness } from './reference-sink.js'
+
+exactlyOnceSuite(referenceHarness('none'))
+overwriteOnRetrySuite(referenceHarness('none'))
