@@ -53,15 +53,48 @@ program
     process.exitCode = await discover(command.optsWithGlobals())
   })
 
+program
+  .command('query')
+  .description("Run SQL over the pipelines' WAL data (tables <pipeline>.<namespace>) and admin statements")
+  .option('-s, --sql <SQL>', 'Statements to run (default: an interactive sql> prompt)')
+  .option('--plain', 'Print {"header":[...],"rows":[[...]]} with every value a string')
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { query } = await import('./commands/query.js')
+    process.exitCode = await query(command.optsWithGlobals())
+  })
+
+program
+  .command('df')
+  .description("Print a pipeline's WAL data as {\"header\":[...],\"rows\":[[...]]}")
+  .option('--namespace <NAME>', 'Only this namespace (default: all, which must have the same columns)')
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { df } = await import('./commands/df.js')
+    process.exitCode = await df(command.optsWithGlobals())
+  })
+
+program
+  .command('connect')
+  .description('Add or update a connector entry in skippr.yml and point a pipeline at it')
+  .argument('<direction>', 'data-source or data-sink')
+  .argument('<kind>', 'Connector type, e.g. postgres or duckdb')
+  .option('--name <NAME>', 'Name of the entry under data_sources / data_sinks')
+  .helpOption('-h, --help', 'Show help; connector fields are --<field> <value>, e.g. --connection-string ${DB_URL}')
+  .allowUnknownOption()
+  .allowExcessArguments()
+  .exitOverride()
+  .action(async (direction: string, kind: string, _options: object, command: Command) => {
+    const { connect } = await import('./commands/connect.js')
+    process.exitCode = await connect(direction, kind, command.args.slice(2), command.optsWithGlobals())
+  })
+
 try {
   await program.parseAsync(process.argv)
-  if (program.args.length === 0 && process.argv.length <= 2) {
-    program.outputHelp({ error: true })
-    process.exitCode = EXIT_USAGE
-  }
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error
-  // --help and --version end with exit code 0; any other commander error is a bad command line.
+  // --help and --version end with exit code 0; any other commander error (including no command at
+  // all, which prints the help) is a bad command line.
   process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE
 }
 // Connections and timers a connector leaves behind must not keep a finished command alive.

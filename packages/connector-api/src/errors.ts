@@ -20,6 +20,21 @@ export class ConfigError extends SkipprError {
   }
 }
 
+export const BAD_RECORD = 'SKIPPR_BAD_RECORD'
+
+/** A record does not match its schema (e.g. `abc` in an int column): the batch can never land as it is. */
+export class BadRecordError extends SkipprError {
+  constructor(namespace: string, detail: string, cause?: unknown) {
+    super(
+      BAD_RECORD,
+      `namespace ${namespace}: ${detail}; the record does not match its schema, fix the source data`,
+      {
+        cause,
+      },
+    )
+  }
+}
+
 export function hasCode(error: unknown, code: string): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
 }

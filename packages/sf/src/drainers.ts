@@ -50,9 +50,12 @@ export class DrainerPool {
   private async run(): Promise<void> {
     const queue = await listOrphanSlots(this.config.sfDir!, this.config.senderId)
     const worker = async (): Promise<void> => {
-      for (let id = queue.shift(); id !== undefined && !this.stopping; id = queue.shift()) await this.drain(id)
+      for (let id = queue.shift(); id !== undefined && !this.stopping; id = queue.shift())
+        await this.drain(id)
     }
-    await Promise.all(Array.from({ length: Math.min(this.config.maxBackgroundDrainers, queue.length) }, worker))
+    await Promise.all(
+      Array.from({ length: Math.min(this.config.maxBackgroundDrainers, queue.length) }, worker),
+    )
   }
 
   private async drain(senderId: string): Promise<void> {
@@ -72,7 +75,10 @@ export class DrainerPool {
       endpoint: this.endpoint,
       wireSenderId: senderId,
       requestDurableAck: this.config.requestDurableAck,
-      backoff: { initialMs: this.config.reconnectInitialBackoffMillis, maxMs: this.config.reconnectMaxBackoffMillis },
+      backoff: {
+        initialMs: this.config.reconnectInitialBackoffMillis,
+        maxMs: this.config.reconnectMaxBackoffMillis,
+      },
       keepaliveMs: this.config.keepaliveIntervalMillis,
       reconnectBudgetMs: this.config.reconnectMaxDurationMillis,
       counters: this.counters,
@@ -80,14 +86,15 @@ export class DrainerPool {
         // The terminal error is reported once, as the drainer's failure, below.
         if (error !== forwarder.terminalError) this.postError(error)
       },
-      onAcked: (ackedFsn) => this.emit({ type: 'progress', senderId, ackedFsn, publishedFsn: slot.publishedFsn }),
+      onAcked: (ackedFsn) =>
+        this.emit({ type: 'progress', senderId, ackedFsn, publishedFsn: slot.publishedFsn }),
     })
     this.running.add(forwarder)
     this.emit({ type: 'started', senderId, ackedFsn: slot.ackedFsn, publishedFsn: slot.publishedFsn })
     try {
       await forwarder.waitAcked(slot.publishedFsn)
-      this.counters.totalBackgroundDrainersSucceeded++
       this.emit({ type: 'succeeded', senderId, publishedFsn: slot.publishedFsn })
+      this.counters.totalBackgroundDrainersSucceeded++
     } catch (e) {
       if (!this.stopping) await this.fail(senderId, e as Error, slot)
     } finally {
@@ -99,16 +106,22 @@ export class DrainerPool {
   }
 
   private async fail(senderId: string, error: Error, slot: Slot | undefined): Promise<void> {
-    this.counters.totalBackgroundDrainersFailed++
     try {
       // A slot that would not even open (corrupt) gets its sentinel written directly.
       if (slot) await slot.markFailed(error.message)
-      else await replaceFileDurably(nodeFs, path.join(this.config.sfDir!, senderId), FAILED_FILE, Buffer.from(error.message))
+      else
+        await replaceFileDurably(
+          nodeFs,
+          path.join(this.config.sfDir!, senderId),
+          FAILED_FILE,
+          Buffer.from(error.message),
+        )
     } catch (e) {
       this.postError(e as Error)
     }
     this.postError(error)
     this.emit({ type: 'failed', senderId, error })
+    this.counters.totalBackgroundDrainersFailed++
   }
 
   private emit(event: DrainerEvent): void {

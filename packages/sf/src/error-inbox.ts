@@ -3,13 +3,15 @@
  * handler; notifications that do not fit are counted as dropped, never silently lost.
  */
 import type { SenderCounters } from './counters.js'
+import { defaultLogger } from './logger.js'
 
 export type ErrorHandler = (error: Error) => void | Promise<void>
 
 /** Logs HALT and other terminal errors at error level, DROP at warn level. */
 export const defaultErrorHandler: ErrorHandler = (error) => {
-  if ((error as { category?: unknown }).category === 'DROP') console.warn(`[skippr-sf] ${error.message}`)
-  else console.error(`[skippr-sf] ${error.message}`)
+  const fields = { code: (error as { code?: unknown }).code }
+  if ((error as { category?: unknown }).category === 'DROP') defaultLogger.warn(error.message, fields)
+  else defaultLogger.error(error.message, fields)
 }
 
 export class ErrorInbox {
@@ -55,7 +57,9 @@ export class ErrorInbox {
       try {
         await this.handler(error)
       } catch (e) {
-        console.error(`[skippr-sf] the error handler threw while handling "${error.message}":`, e)
+        defaultLogger.error(
+          `the error handler threw while handling "${error.message}": ${(e as Error)?.message ?? e}`,
+        )
       }
       this.delivered.add(error)
       this.counters.totalErrorNotificationsDelivered++

@@ -6,7 +6,6 @@
  */
 import { type BackoffPolicy, backoffDelay } from './backoff.js'
 import type { SenderCounters } from './counters.js'
-import { type Endpoint, Link } from './link.js'
 import {
   ProtocolViolationError,
   ReceiverFrameLimitError,
@@ -14,6 +13,7 @@ import {
   SenderClosedError,
   SenderServerError,
 } from './errors.js'
+import { type Endpoint, Link } from './link.js'
 import type { Slot } from './slot.js'
 import { dataMessageBytes, type ErrorCategory, encodeData } from './wire.js'
 
@@ -32,7 +32,7 @@ export interface ForwarderOptions {
   onAcked?(ackedFsn: bigint): void
 }
 
-/** The state of an outage: since when the sender has been reconnecting and how often it tried. */
+/** Not connected: since when, the connection attempt in progress (1-based), and the last failure. */
 export interface Outage {
   since: Date
   attempt: number
@@ -51,7 +51,10 @@ interface AckWaiter {
 export class Forwarder {
   private stopping = false
   private terminal: Error | undefined
-  private outageState: Outage | undefined
+  /** Set while not connected; starts with the first connection attempt. */
+  private outageState: Outage | undefined = { since: new Date(), attempt: 1, lastError: undefined }
+  /** Whether the current outage was counted as a reconnect attempt (the first connect counts once it fails). */
+  private outageCounted = false
   private link: Link | undefined
   /** Highest FSN sent on any connection of this forwarder, to count replays. */
   private highestSent = 0n
@@ -119,21 +122,27 @@ export class Forwarder {
 
   /** One connection, from the upgrade until it ends; returns (or throws) why it ended. */
   private async session(): Promise<Error> {
-    const link = Link.connect(this.options.endpoint, this.options.wireSenderId, this.options.requestDurableAck, this.options.keepaliveMs, {
-      onAck: (fsn, durable) => this.onAck(link, fsn, durable),
-      onServerError: (category, fsn, message) => this.onServerError(category, fsn, message),
-      onClose: () => this.wake(),
-    })
+    const link = Link.connect(
+      this.options.endpoint,
+      this.options.wireSenderId,
+      this.options.requestDurableAck,
+      this.options.keepaliveMs,
+      {
+        onAck: (fsn, durable) => this.onAck(link, fsn, durable),
+        onServerError: (category, fsn, message) => this.onServerError(category, fsn, message),
+        onClose: () => this.wake(),
+      },
+    )
     this.link = link
     try {
       await link.ready
-      if (this.outageState) {
-        this.options.counters.totalReconnectsSucceeded++
-        this.outageState = undefined
-      }
+      if (this.outageCounted) this.options.counters.totalReconnectsSucceeded++
+      this.outageState = undefined
+      this.outageCounted = false
       await this.pump(link)
     } catch (e) {
-      link.fail(e as Error, 0)
+      // A graceful close still delivers what was queued before the error.
+      link.fail(e as Error, 1000)
       throw e
     } finally {
       this.link = undefined
@@ -165,10 +174,17 @@ export class Forwarder {
     for await (const { fsn, payload } of this.slot.replay(from)) {
       if (!link.isOpen || this.stopping || this.terminal) return next
       const alone = dataMessageBytes(payload.length, 1)
-      if (alone > limit) throw new ReceiverFrameLimitError(fsn, alone, limit)
+      if (alone > limit) {
+        // Deliver everything before the record that can never be delivered, then stop.
+        if (batch.length > 0) await this.sendBatch(link, first, batch)
+        throw new ReceiverFrameLimitError(fsn, alone, limit)
+      }
       // A DATA message carries consecutive FSNs; the slot skips a range only where recovery reported loss.
       const gap = fsn !== next
-      if (batch.length > 0 && (gap || dataMessageBytes(batchBytes + payload.length, batch.length + 1) > target)) {
+      if (
+        batch.length > 0 &&
+        (gap || dataMessageBytes(batchBytes + payload.length, batch.length + 1) > target)
+      ) {
         await this.sendBatch(link, first, batch)
         batch = []
         batchBytes = 0
@@ -196,7 +212,9 @@ export class Forwarder {
   private onAck(link: Link, fsn: bigint, durable: boolean): void {
     if (fsn > this.slot.publishedFsn) {
       link.fail(
-        new ProtocolViolationError(`receiver acknowledged FSN ${fsn}, beyond the last FSN written (${this.slot.publishedFsn})`),
+        new ProtocolViolationError(
+          `receiver acknowledged FSN ${fsn}, beyond the last FSN written (${this.slot.publishedFsn})`,
+        ),
         1002,
       )
       return
@@ -230,15 +248,18 @@ export class Forwarder {
 
   private async backOff(failure: Error): Promise<void> {
     const now = new Date()
-    if (!this.outageState) {
-      this.outageState = { since: now, attempt: 0, lastError: undefined }
+    this.outageState ??= { since: now, attempt: 1, lastError: undefined }
+    if (!this.outageCounted) {
+      this.outageCounted = true
       this.options.counters.totalReconnectAttempts++
     }
     const outage = this.outageState
     outage.lastError = failure
     const budget = this.options.reconnectBudgetMs
     if (budget !== undefined && now.getTime() - outage.since.getTime() >= budget) {
-      this.latch(new ReconnectBudgetError(this.options.endpoint.addr, budget, outage.since, { cause: failure }))
+      this.latch(
+        new ReconnectBudgetError(this.options.endpoint.addr, budget, outage.since, { cause: failure }),
+      )
       return
     }
     outage.attempt++

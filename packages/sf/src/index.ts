@@ -25,6 +25,8 @@ export { listOrphanSlots } from './orphans.js'
 export type { DataLossRange } from './recovery.js'
 export type { SlotOptions } from './slot.js'
 export { FAILED_FILE, openSlot } from './slot.js'
+export type { SlotSnapshot, SlotSnapshotOptions } from './snapshot.js'
+export { openSlotSnapshot } from './snapshot.js'
 
 // ---- the sender, the receiver and the wire protocol ----
 export type { SenderCounters } from './counters.js'

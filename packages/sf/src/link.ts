@@ -10,7 +10,7 @@ import {
   ProtocolViolationError,
   SenderAuthError,
 } from './errors.js'
-import { decodeServerMessage, encodeHello, type ErrorCategory, SUBPROTOCOL } from './wire.js'
+import { decodeServerMessage, type ErrorCategory, encodeHello, SUBPROTOCOL } from './wire.js'
 
 export interface Endpoint {
   /** `ws://host:port/` or `wss://host:port/`. */
@@ -59,13 +59,19 @@ export class Link {
     private readonly handlers: LinkHandlers,
   ) {
     ready.catch(() => {})
-    this.keepalive = setInterval(() => {
-      if (Date.now() - this.lastHeard > keepaliveMs) {
-        this.fail(new ConnectionLostError(endpoint.addr, `no traffic from the receiver for ${keepaliveMs} ms`), 0)
-      } else if (ws.readyState === WebSocket.OPEN) {
-        ws.ping()
-      }
-    }, Math.max(10, keepaliveMs >> 1))
+    this.keepalive = setInterval(
+      () => {
+        if (Date.now() - this.lastHeard > keepaliveMs) {
+          this.fail(
+            new ConnectionLostError(endpoint.addr, `no traffic from the receiver for ${keepaliveMs} ms`),
+            0,
+          )
+        } else if (ws.readyState === WebSocket.OPEN) {
+          ws.ping()
+        }
+      },
+      Math.max(10, keepaliveMs >> 1),
+    )
   }
 
   /**
@@ -110,14 +116,18 @@ export class Link {
     })
     ws.on('open', () => {
       if (ws.protocol !== SUBPROTOCOL) {
-        link.fail(new ProtocolVersionError(endpoint.addr, `it accepted subprotocol '${ws.protocol}'`), CLOSE_PROTOCOL_ERROR)
+        link.fail(
+          new ProtocolVersionError(endpoint.addr, `it accepted subprotocol '${ws.protocol}'`),
+          CLOSE_PROTOCOL_ERROR,
+        )
         return
       }
       ws.send(encodeHello(senderId, durableAck))
     })
     ws.on('message', (data, isBinary) => {
       link.lastHeard = Date.now()
-      if (!isBinary) return link.fail(new ProtocolViolationError('receiver sent a text message'), CLOSE_PROTOCOL_ERROR)
+      if (!isBinary)
+        return link.fail(new ProtocolViolationError('receiver sent a text message'), CLOSE_PROTOCOL_ERROR)
       try {
         const msg = decodeServerMessage(data as Buffer)
         if (msg.type === 'welcome') {
@@ -204,13 +214,19 @@ export class Link {
 function upgradeRefusal(addr: string, status: number, body: string): Error {
   if (status === 401 || status === 403) return new SenderAuthError(addr, status, body)
   if (status === 426) return new ProtocolVersionError(addr, body || `HTTP ${status}`)
-  return new ConnectionLostError(addr, `the WebSocket upgrade was answered with HTTP ${status}${body ? `: ${body}` : ''}`)
+  return new ConnectionLostError(
+    addr,
+    `the WebSocket upgrade was answered with HTTP ${status}${body ? `: ${body}` : ''}`,
+  )
 }
 
 function closeReason(addr: string, code: number, reason: string): Error {
-  if (code === CLOSE_PROTOCOL_ERROR) return new ProtocolViolationError(`receiver ${addr} closed the connection: ${reason}`)
+  if (code === CLOSE_PROTOCOL_ERROR)
+    return new ProtocolViolationError(`receiver ${addr} closed the connection: ${reason}`)
   if (code === CLOSE_TOO_BIG) {
-    return new ProtocolViolationError(`receiver ${addr} refused a message as too large (${reason || 'close code 1009'})`)
+    return new ProtocolViolationError(
+      `receiver ${addr} refused a message as too large (${reason || 'close code 1009'})`,
+    )
   }
   return new ConnectionLostError(addr, `closed with code ${code}${reason ? ` (${reason})` : ''}`)
 }

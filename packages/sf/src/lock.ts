@@ -76,6 +76,7 @@ export class SlotLock {
     heldHere.add(dir)
     try {
       const lock = new SlotLock(dir, randomUUID(), timing, onLost)
+      await fsp.mkdir(dir, { recursive: true })
       await lock.take()
       await writeCompatibilityFiles(dir)
       lock.timer = setInterval(() => void lock.beat(), timing.heartbeatMs)
@@ -168,7 +169,7 @@ export class SlotLock {
       instance: this.instance,
       heartbeat: this.heartbeat,
     }
-    const start = processStart(process.pid)
+    const start = procStat(process.pid)?.start
     if (start !== undefined) rec.pidStart = start
     const file = path.join(this.dir, LOCK_DIR, OWNER_FILE)
     const tmp = `${file}.${this.instance}.tmp`
@@ -190,8 +191,9 @@ export class SlotLock {
       this.heartbeat++
       this.check()
       await this.writeRecord()
-    } catch (e) {
-      if (errorCode(e) !== 'SF_LOCK_LOST') this.lose(`heartbeat failed: ${(e as Error).message}`)
+    } catch {
+      // A failed heartbeat (say, a full disk) is retried on the next tick; check() fences this process
+      // if they keep failing for staleMs / 2.
     } finally {
       this.beating = false
     }
@@ -209,8 +211,9 @@ export class SlotLock {
 function judgeLocally(rec: OwnerRecord | undefined): 'dead' | 'live' | 'unknown' {
   if (!rec || rec.host !== os.hostname()) return 'unknown'
   if (!pidExists(rec.pid)) return 'dead'
-  const start = processStart(rec.pid)
-  if (start !== undefined && rec.pidStart !== undefined && start !== rec.pidStart) return 'dead'
+  const proc = procStat(rec.pid)
+  if (proc?.state === 'Z') return 'dead' // killed, not yet reaped by its parent
+  if (proc && rec.pidStart !== undefined && proc.start !== rec.pidStart) return 'dead'
   // Our own PID with another instance: a previous incarnation (container PID 1) or another worker thread.
   return rec.pid === process.pid ? 'unknown' : 'live'
 }
@@ -270,12 +273,13 @@ function pidExists(pid: number): boolean {
   }
 }
 
-/** Start time of a process in clock ticks since boot (Linux /proc), or undefined elsewhere. */
-function processStart(pid: number): string | undefined {
+/** State and start time (clock ticks since boot) of a process from Linux /proc; undefined elsewhere. */
+function procStat(pid: number): { state: string; start: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Field 22; the command name (field 2) may contain spaces, so count from its closing parenthesis.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    // Fields 3 and 22; the command name (field 2) may contain spaces, so count from its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return fields[0] && fields[19] ? { state: fields[0], start: fields[19] } : undefined
   } catch {
     return undefined
   }

@@ -9,6 +9,7 @@ import { createServer as createHttpsServer } from 'node:https'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer } from 'ws'
 import { ProtocolViolationError, WireFormatError } from './errors.js'
+import { defaultLogger } from './logger.js'
 import {
   decodeClientMessage,
   encodeAck,
@@ -103,13 +104,16 @@ interface Connection {
 export async function createReceiver(options: ReceiverOptions): Promise<Receiver> {
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
   const durableMode = options.durableAck ?? 'with-ack'
-  const report = options.onError ?? ((e, id) => console.warn(`[skippr-sf receiver] ${id ?? '?'}: ${e.message}`))
+  const report =
+    options.onError ?? ((e, id) => console.warn(`[skippr-sf receiver] ${id ?? '?'}: ${e.message}`))
   const senders = new Map<string, SenderState>()
   const connections = new Set<Connection>()
 
   const server: Server = options.tls ? createHttpsServer(options.tls) : createHttpServer()
   server.on('request', (_req, res) => {
-    res.writeHead(426, { 'content-type': 'text/plain' }).end(`this is a store-and-forward receiver: connect with WebSocket subprotocol ${SUBPROTOCOL}\n`)
+    res
+      .writeHead(426, { 'content-type': 'text/plain' })
+      .end(`this is a store-and-forward receiver: connect with WebSocket subprotocol ${SUBPROTOCOL}\n`)
   })
   const wss = new WebSocketServer({
     noServer: true,
@@ -120,7 +124,9 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const refusal = refuseUpgrade(req, options.token)
     if (refusal) {
-      socket.end(`HTTP/1.1 ${refusal.status} ${refusal.statusText}\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\n\r\n${refusal.body}`)
+      socket.end(
+        `HTTP/1.1 ${refusal.status} ${refusal.statusText}\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\n\r\n${refusal.body}`,
+      )
       return
     }
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws))
@@ -136,9 +142,21 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   }
 
   function accept(ws: WebSocket): void {
-    const conn: Connection = { ws, senderId: undefined, durableAck: false, nextFsn: undefined, queue: [], queuedBytes: 0, draining: false, closed: false }
+    const conn: Connection = {
+      ws,
+      senderId: undefined,
+      durableAck: false,
+      nextFsn: undefined,
+      queue: [],
+      queuedBytes: 0,
+      draining: false,
+      closed: false,
+    }
     connections.add(conn)
-    const helloTimer = setTimeout(() => violation(conn, `no HELLO within ${HELLO_TIMEOUT_MS} ms`), HELLO_TIMEOUT_MS)
+    const helloTimer = setTimeout(
+      () => violation(conn, `no HELLO within ${HELLO_TIMEOUT_MS} ms`),
+      HELLO_TIMEOUT_MS,
+    )
     ws.on('message', (data, isBinary) => {
       if (conn.closed) return
       if (!isBinary) return violation(conn, 'text message received; the protocol uses binary messages')
@@ -151,12 +169,18 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
           onData(conn, msg.frames)
         }
       } catch (e) {
-        violation(conn, e instanceof WireFormatError || e instanceof ProtocolViolationError ? e.message : String(e))
+        violation(
+          conn,
+          e instanceof WireFormatError || e instanceof ProtocolViolationError ? e.message : String(e),
+        )
       }
     })
     ws.on('error', (e) => {
       // ws closes the socket itself (1009 for an oversized message); report it in protocol terms.
-      const detail = (e as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `message larger than maxFrameBytes (${maxFrameBytes})` : e.message
+      const detail =
+        (e as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'
+          ? `message larger than maxFrameBytes (${maxFrameBytes})`
+          : e.message
       report(new ProtocolViolationError(detail, { cause: e }), conn.senderId)
     })
     ws.on('close', () => {
@@ -180,14 +204,16 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
       previous.ws.close(CLOSE_SUPERSEDED, 'superseded by a newer connection of the same sender')
     }
     // WELCOME only after the application told us what it holds, so no DATA can race the dedup seed.
-    state.turn = state.turn.then(async () => {
-      if (options.delivered) {
-        const held = await options.delivered(senderId)
-        if (held > state.delivered) state.delivered = held
-        if (durableMode === 'with-ack' && held > state.durable) state.durable = held
-      }
-      if (!conn.closed) conn.ws.send(encodeWelcome(maxFrameBytes))
-    }).catch((e) => failConnection(conn, e))
+    state.turn = state.turn
+      .then(async () => {
+        if (options.delivered) {
+          const held = await options.delivered(senderId)
+          if (held > state.delivered) state.delivered = held
+          if (durableMode === 'with-ack' && held > state.durable) state.durable = held
+        }
+        if (!conn.closed) conn.ws.send(encodeWelcome(maxFrameBytes))
+      })
+      .catch((e) => failConnection(conn, e))
   }
 
   function onData(conn: Connection, frames: Frame[]): void {
@@ -196,7 +222,9 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
     if (first === 0n) throw new ProtocolViolationError('DATA with FSN 0; FSNs start at 1')
     // Within a connection FSNs only go up; a gap is a range the sender's slot lost and reported.
     if (conn.nextFsn !== undefined && first < conn.nextFsn) {
-      throw new ProtocolViolationError(`DATA starts at FSN ${first}, below the next expected FSN ${conn.nextFsn}`)
+      throw new ProtocolViolationError(
+        `DATA starts at FSN ${first}, below the next expected FSN ${conn.nextFsn}`,
+      )
     }
     conn.nextFsn = first + BigInt(frames.length)
     for (const f of frames) {
@@ -210,11 +238,14 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   function drain(conn: Connection): void {
     conn.draining = true
     const state = stateOf(conn.senderId!)
-    state.turn = state.turn.then(async () => {
-      while (conn.queue.length > 0 && !conn.closed) await handleBatch(conn, state, takeBatch(conn))
-    }).catch((e) => failConnection(conn, e)).finally(() => {
-      conn.draining = false
-    })
+    state.turn = state.turn
+      .then(async () => {
+        while (conn.queue.length > 0 && !conn.closed) await handleBatch(conn, state, takeBatch(conn))
+      })
+      .catch((e) => failConnection(conn, e))
+      .finally(() => {
+        conn.draining = false
+      })
   }
 
   function takeBatch(conn: Connection): Frame[] {
@@ -237,7 +268,8 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
       try {
         outcome = (await options.onFrames({ senderId: conn.senderId!, frames: fresh })) ?? undefined
       } catch (e) {
-        if ((e as { code?: unknown }).code === 'SF_HALT_REQUESTED') return halt(conn, fresh[0]!.fsn, (e as Error).message)
+        if ((e as { code?: unknown }).code === 'SF_HALT_REQUESTED')
+          return halt(conn, fresh[0]!.fsn, (e as Error).message)
         throw e
       }
       state.delivered = last
@@ -246,7 +278,7 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
     }
     send(conn, encodeAck(last))
     if (conn.durableAck) {
-      const durable = state.durable < last ? state.durable : last
+      const durable = minFsn(state.durable, last)
       if (durable > 0n) send(conn, encodeAck(durable, true))
     }
   }
@@ -298,10 +330,12 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
       if (fsn <= state.durable) return
       state.durable = fsn
       const conn = state.current
-      if (conn?.durableAck) send(conn, encodeAck(fsn < state.delivered ? fsn : state.delivered, true))
+      if (conn?.durableAck) send(conn, encodeAck(minFsn(fsn, state.delivered), true))
     },
     async close() {
-      const closing = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve()
+      const closing = server.listening
+        ? new Promise<void>((resolve) => server.close(() => resolve()))
+        : Promise.resolve()
       const sockets = [...connections].map((conn) => conn.ws)
       for (const conn of connections) closeConnection(conn, 1001, 'receiver shutting down')
       // Give peers a moment for the closing handshake; a stalled peer is cut off.
@@ -313,21 +347,34 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   }
 }
 
+function minFsn(a: bigint, b: bigint): bigint {
+  return a < b ? a : b
+}
+
 function closedPromise(ws: WebSocket): Promise<void> {
-  return ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((resolve) => ws.once('close', () => resolve()))
+  return ws.readyState === WebSocket.CLOSED
+    ? Promise.resolve()
+    : new Promise((resolve) => ws.once('close', () => resolve()))
 }
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
-function refuseUpgrade(req: IncomingMessage, token: string | undefined): { status: number; statusText: string; body: string } | undefined {
+function refuseUpgrade(
+  req: IncomingMessage,
+  token: string | undefined,
+): { status: number; statusText: string; body: string } | undefined {
   if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
     return { status: 401, statusText: 'Unauthorized', body: 'missing or wrong bearer token' }
   }
   const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim())
   if (!offered.includes(SUBPROTOCOL)) {
-    return { status: 426, statusText: 'Upgrade Required', body: `unsupported protocol; this receiver speaks ${SUBPROTOCOL}` }
+    return {
+      status: 426,
+      statusText: 'Upgrade Required',
+      body: `unsupported protocol; this receiver speaks ${SUBPROTOCOL}`,
+    }
   }
   return undefined
 }

@@ -66,7 +66,8 @@ export interface SenderConfig {
 
 type Parse = (value: unknown) => unknown
 
-const text: Parse = (v) => (typeof v === 'string' && v.length > 0 ? v : problem('expected a non-empty string'))
+const text: Parse = (v) =>
+  typeof v === 'string' && v.length > 0 ? v : problem('expected a non-empty string')
 
 function integer(min: number, what: string): Parse {
   return (v) => {
@@ -76,6 +77,10 @@ function integer(min: number, what: string): Parse {
 }
 
 const positive = integer(1, 'a positive integer')
+const segmentBytes: Parse = (v) => {
+  const n = integer(256, 'an integer from 256 to 1073741824 (1 GiB)')(v) as number
+  return n <= 1024 ** 3 ? n : problem('expected an integer from 256 to 1073741824 (1 GiB)')
+}
 const nonNegative = integer(0, 'an integer >= 0')
 
 const onOff: Parse = (v) => {
@@ -92,7 +97,8 @@ const tlsVerify: Parse = (v) => {
   return problem("expected 'on' or 'unsafe_off'")
 }
 
-const durability: Parse = (v) => (v === 'append' || v === 'periodic' ? v : problem("expected 'append' or 'periodic'"))
+const durability: Parse = (v) =>
+  v === 'append' || v === 'periodic' ? v : problem("expected 'append' or 'periodic'")
 
 // A sender id names a directory under sf_dir and travels in the protocol's HELLO message.
 const senderId: Parse = (v) =>
@@ -106,7 +112,7 @@ const FIELDS: Record<Exclude<keyof SenderOptions, 'tls'>, Parse> = {
   addr: text,
   sfDir: text,
   senderId,
-  sfMaxSegmentBytes: positive,
+  sfMaxSegmentBytes: segmentBytes,
   sfMaxTotalBytes: positive,
   sfAppendDeadlineMillis: nonNegative,
   sfDurability: durability,
@@ -189,26 +195,43 @@ function check(key: string, parse: Parse, value: unknown): unknown {
 }
 
 /** Validates an options object (or the output of `parseConnectString`) and fills in the defaults. */
-export function resolveSenderConfig(options: SenderOptions, nameKey: (field: string) => string = (f) => f): SenderConfig {
+export function resolveSenderConfig(
+  options: SenderOptions,
+  nameKey: (field: string) => string = (f) => f,
+): SenderConfig {
   const o: Record<string, unknown> = {}
   for (const [field, value] of Object.entries(options)) {
     if (field === 'tls') {
-      if (value !== undefined && typeof value !== 'boolean') throw new SenderConfigError(nameKey(field), 'expected a boolean')
+      if (value !== undefined && typeof value !== 'boolean')
+        throw new SenderConfigError(nameKey(field), 'expected a boolean')
       continue
     }
     const parse = FIELDS[field as keyof typeof FIELDS]
     if (parse === undefined) throw new SenderConfigError(nameKey(field), 'unknown option')
     if (value !== undefined) o[field] = check(nameKey(field), parse, value)
   }
-  if (o.addr === undefined) throw new SenderConfigError(nameKey('addr'), 'missing; give the receiver as host:port')
+  if (o.addr === undefined)
+    throw new SenderConfigError(nameKey('addr'), 'missing; give the receiver as host:port')
   const { host, port } = parseAddr(nameKey('addr'), o.addr as string)
   if (o.drainOrphans === true && o.sfDir === undefined) {
     throw new SenderConfigError(nameKey('drainOrphans'), 'needs sf_dir: memory mode has no slots to drain')
   }
+  const segment = (o.sfMaxSegmentBytes as number | undefined) ?? 4 * 1024 * 1024
+  const total = o.sfMaxTotalBytes as number | undefined
+  // A disk slot needs room for the active segment and the next one.
+  if (o.sfDir !== undefined && total !== undefined && total < 2 * segment) {
+    throw new SenderConfigError(
+      nameKey('sfMaxTotalBytes'),
+      `must be at least twice sf_max_segment_bytes (${2 * segment})`,
+    )
+  }
   const initial = (o.reconnectInitialBackoffMillis as number | undefined) ?? 100
   const max = (o.reconnectMaxBackoffMillis as number | undefined) ?? 5000
   if (max < initial) {
-    throw new SenderConfigError(nameKey('reconnectMaxBackoffMillis'), `must be >= the initial backoff (${initial} ms)`)
+    throw new SenderConfigError(
+      nameKey('reconnectMaxBackoffMillis'),
+      `must be >= the initial backoff (${initial} ms)`,
+    )
   }
   return {
     host,

@@ -6,17 +6,17 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { newCounters, type SenderCounters } from './counters.js'
 import { type DrainerEvent, DrainerPool } from './drainers.js'
-import { defaultErrorHandler, ErrorInbox, type ErrorHandler } from './error-inbox.js'
+import { defaultErrorHandler, type ErrorHandler, ErrorInbox } from './error-inbox.js'
+import {
+  SenderBackpressureError,
+  SenderClosedError,
+  SenderCloseTimeoutError,
+  SenderConfigError,
+} from './errors.js'
 import { Forwarder, type Outage } from './forwarder.js'
 import type { Endpoint } from './link.js'
 import { openMemorySlot } from './memory-slot.js'
 import { type SenderConfig, type SenderOptions, senderConfigFrom } from './sender-config.js'
-import {
-  SenderBackpressureError,
-  SenderCloseTimeoutError,
-  SenderClosedError,
-  SenderConfigError,
-} from './errors.js'
 import { openSlot, type Slot } from './slot.js'
 
 export interface SenderHandlers {
@@ -53,21 +53,38 @@ export class Sender {
     const resolved = senderConfigFrom(config)
     const endpoint = endpointOf(resolved)
     const counters = newCounters()
-    const inbox = new ErrorInbox(resolved.errorInboxCapacity, handlers.onError ?? defaultErrorHandler, counters)
+    const inbox = new ErrorInbox(
+      resolved.errorInboxCapacity,
+      handlers.onError ?? defaultErrorHandler,
+      counters,
+    )
     const slot = await openSenderSlot(resolved, resolved.senderId)
     const forwarder = new Forwarder(slot, {
       endpoint,
       // Memory-mode FSNs restart at 1 with every process, so each process is a new sender to the receiver.
-      wireSenderId: resolved.sfDir === undefined ? `${resolved.senderId}.mem-${randomBytes(6).toString('hex')}` : resolved.senderId,
+      wireSenderId:
+        resolved.sfDir === undefined
+          ? `${resolved.senderId}.mem-${randomBytes(6).toString('hex')}`
+          : resolved.senderId,
       requestDurableAck: resolved.requestDurableAck,
-      backoff: { initialMs: resolved.reconnectInitialBackoffMillis, maxMs: resolved.reconnectMaxBackoffMillis },
+      backoff: {
+        initialMs: resolved.reconnectInitialBackoffMillis,
+        maxMs: resolved.reconnectMaxBackoffMillis,
+      },
       keepaliveMs: resolved.keepaliveIntervalMillis,
       reconnectBudgetMs: undefined,
       counters,
       onError: (e) => inbox.post(e),
     })
     const drainers = resolved.drainOrphans
-      ? new DrainerPool(resolved, (id) => openSenderSlot(resolved, id), endpoint, counters, (e) => inbox.post(e), handlers.onDrainerEvent ?? (() => {}))
+      ? new DrainerPool(
+          resolved,
+          (id) => openSenderSlot(resolved, id),
+          endpoint,
+          counters,
+          (e) => inbox.post(e),
+          handlers.onDrainerEvent ?? (() => {}),
+        )
       : undefined
     drainers?.start()
     return new Sender(resolved, slot, forwarder, inbox, counters, drainers)
@@ -136,7 +153,8 @@ export class Sender {
   private async shutdown(): Promise<void> {
     const timeoutMs = this.config.closeFlushTimeoutMillis
     const target = this.slot.publishedFsn
-    const timedOut = timeoutMs > 0 && !this.forwarder.terminalError && !(await this.acknowledgedWithin(target, timeoutMs))
+    const timedOut =
+      timeoutMs > 0 && !this.forwarder.terminalError && !(await this.acknowledgedWithin(target, timeoutMs))
     await this.drainers?.stop()
     await this.forwarder.stop()
     await this.inbox.settle(INBOX_SETTLE_MS)
@@ -144,7 +162,8 @@ export class Sender {
     this.stats.totalBackpressureStalls = this.slot.stats().backpressureStalls
     await this.slot.close()
     const terminal = this.forwarder.terminalError
-    if (terminal && !this.terminalDelivered && !this.inbox.wasDelivered(terminal)) throw this.deliver(terminal)
+    if (terminal && !this.terminalDelivered && !this.inbox.wasDelivered(terminal))
+      throw this.deliver(terminal)
     if (timedOut) {
       throw new SenderCloseTimeoutError(
         timeoutMs,
@@ -234,7 +253,12 @@ export function endpointOf(config: SenderConfig): Endpoint {
 /** Opens the slot a sender (or drainer) forwards: on disk under sf_dir, else in memory. */
 export function openSenderSlot(config: SenderConfig, senderId: string): Promise<Slot> {
   if (config.sfDir === undefined) {
-    return Promise.resolve(openMemorySlot({ maxTotalBytes: config.sfMaxTotalBytes, appendDeadlineMs: config.sfAppendDeadlineMillis }))
+    return Promise.resolve(
+      openMemorySlot({
+        maxTotalBytes: config.sfMaxTotalBytes,
+        appendDeadlineMs: config.sfAppendDeadlineMillis,
+      }),
+    )
   }
   return openSlot({
     sfDir: config.sfDir,

@@ -117,7 +117,8 @@ export function decodeClientMessage(buf: Buffer): ClientMessage {
   if (type === MessageType.hello) {
     need(buf, 4, 'HELLO')
     const n = buf.readUInt16BE(2)
-    if (n === 0 || buf.length !== 4 + n) malformed(`HELLO sender id of ${n} bytes in a ${buf.length}-byte message`)
+    if (n === 0 || buf.length !== 4 + n)
+      malformed(`HELLO sender id of ${n} bytes in a ${buf.length}-byte message`)
     return { type: 'hello', durableAck: (buf[1]! & 1) === 1, senderId: buf.toString('utf8', 4) }
   }
   if (type === MessageType.data) return { type: 'data', frames: decodeDataFrames(buf) }
@@ -132,10 +133,12 @@ function decodeDataFrames(buf: Buffer): Frame[] {
   const frames: Frame[] = []
   let at = DATA_HEADER_BYTES
   for (let i = 0; i < count; i++) {
-    if (at + RECORD_HEADER_BYTES > buf.length) malformed(`DATA message ends inside frame ${i + 1} of ${count}`)
+    if (at + RECORD_HEADER_BYTES > buf.length)
+      malformed(`DATA message ends inside frame ${i + 1} of ${count}`)
     const n = buf.readUInt32BE(at)
     at += RECORD_HEADER_BYTES
-    if (at + n > buf.length) malformed(`DATA frame ${i + 1} of ${count} claims ${n} bytes past the message end`)
+    if (at + n > buf.length)
+      malformed(`DATA frame ${i + 1} of ${count} claims ${n} bytes past the message end`)
     frames.push({ fsn: first + BigInt(i), payload: buf.subarray(at, at + n) })
     at += n
   }

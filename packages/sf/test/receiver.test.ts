@@ -96,12 +96,17 @@ describe('receiver', () => {
     const { r } = await receiver()
     const old = await client(r, 's1')
     await client(r, 's1')
-    expect(await old.closed).toEqual({ code: 4000, reason: 'superseded by a newer connection of the same sender' })
+    expect(await old.closed).toEqual({
+      code: 4000,
+      reason: 'superseded by a newer connection of the same sender',
+    })
   })
 
   it('reports DROP outcomes as error frames and still acks past them', async () => {
     const { r } = await receiver({
-      onFrames: ({ frames }) => ({ drop: frames.filter((f) => f.fsn === 2n).map((f) => ({ fsn: f.fsn, reason: 'bad row' })) }),
+      onFrames: ({ frames }) => ({
+        drop: frames.filter((f) => f.fsn === 2n).map((f) => ({ fsn: f.fsn, reason: 'bad row' })),
+      }),
     })
     const c = await client(r)
     c.ws.send(encodeData(1n, [b('a'), b('b'), b('c')]))
@@ -121,7 +126,9 @@ describe('receiver', () => {
     const c = await client(r)
     c.ws.send(encodeData(1n, [b('a')]))
     expect(await c.closed).toMatchObject({ code: 4001 })
-    expect(c.messages.slice(1)).toEqual([{ type: 'error', category: 'HALT', fsn: 1n, message: 'table dropped' }])
+    expect(c.messages.slice(1)).toEqual([
+      { type: 'error', category: 'HALT', fsn: 1n, message: 'table dropped' },
+    ])
   })
 
   it('closes with 1011 when onFrames fails, and delivers the frames again on the next connection', async () => {
@@ -161,10 +168,15 @@ describe('receiver', () => {
 
   it.each([
     ['DATA before HELLO', (c: RawClient) => c.ws.send(encodeData(1n, [b('a')])), false, /DATA before HELLO/],
-    ['FSNs going backwards', (c: RawClient) => {
-      c.ws.send(encodeData(1n, [b('a'), b('b')]))
-      c.ws.send(encodeData(2n, [b('b')]))
-    }, true, /DATA starts at FSN 2, below the next expected FSN 3/],
+    [
+      'FSNs going backwards',
+      (c: RawClient) => {
+        c.ws.send(encodeData(1n, [b('a'), b('b')]))
+        c.ws.send(encodeData(2n, [b('b')]))
+      },
+      true,
+      /DATA starts at FSN 2, below the next expected FSN 3/,
+    ],
     ['a malformed message', (c: RawClient) => c.ws.send(Buffer.from([0x02, 0x00])), true, /malformed/],
     ['a text message', (c: RawClient) => c.ws.send('hello'), true, /text message/],
   ])('closes the connection with 1002 on %s and reports it', async (_what, misbehave, hello, pattern) => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { senderConfigFrom } from '../src/sender-config.js'
 
-function failure(config: Parameters<typeof senderConfigFrom>[0]): { code: string; message: string; key: string } {
+function failure(config: Parameters<typeof senderConfigFrom>[0]): {
+  code: string
+  message: string
+  key: string
+} {
   try {
     senderConfigFrom(config)
   } catch (e) {
@@ -65,8 +69,19 @@ describe('sender configuration', () => {
   })
 
   it('accepts the same settings as an options object', () => {
-    const c = senderConfigFrom({ addr: 'localhost:1234', sfDir: '/x', senderId: 'a', requestDurableAck: true })
-    expect(c).toMatchObject({ host: 'localhost', port: 1234, sfDir: '/x', senderId: 'a', requestDurableAck: true })
+    const c = senderConfigFrom({
+      addr: 'localhost:1234',
+      sfDir: '/x',
+      senderId: 'a',
+      requestDurableAck: true,
+    })
+    expect(c).toMatchObject({
+      host: 'localhost',
+      port: 1234,
+      sfDir: '/x',
+      senderId: 'a',
+      requestDurableAck: true,
+    })
   })
 
   it.each([
@@ -84,7 +99,17 @@ describe('sender configuration', () => {
     ['ws::addr=h:1;sf_durability=never;', 'sf_durability', /'append' or 'periodic'/],
     ['ws::addr=h:1;addr=h:2;', 'addr', /more than once/],
     ['ws::addr=h:1;garbage;', 'garbage', /key=value/],
-    ['ws::addr=h:1;reconnect_max_backoff_millis=10;', 'reconnect_max_backoff_millis', /initial backoff \(100 ms\)/],
+    ['ws::addr=h:1;sf_max_segment_bytes=100;', 'sf_max_segment_bytes', /from 256 to 1073741824/],
+    [
+      'ws::addr=h:1;sf_dir=/x;sf_max_total_bytes=1000;',
+      'sf_max_total_bytes',
+      /at least twice sf_max_segment_bytes \(8388608\)/,
+    ],
+    [
+      'ws::addr=h:1;reconnect_max_backoff_millis=10;',
+      'reconnect_max_backoff_millis',
+      /initial backoff \(100 ms\)/,
+    ],
   ])('rejects %s with one line naming %s', (input, key, pattern) => {
     const e = failure(input)
     expect(e.code).toBe('SF_CONFIG_INVALID')

@@ -5,7 +5,8 @@ import { WebSocketServer } from 'ws'
 import { HaltSenderError } from '../src/errors.js'
 import { Sender } from '../src/sender.js'
 import { encodeAck, encodeWelcome, SUBPROTOCOL } from '../src/wire.js'
-import { freePort, recordingReceiver, rejection, tempDir, text, waitUntil } from './support/harness.js'
+import { freePort, recordingReceiver, rejection, text, waitUntil } from './support/harness.js'
+import { tmpSfDir } from './support/helpers.js'
 import { makeSelfSignedCertificate } from './support/tls.js'
 
 const cleanups: Array<() => Promise<unknown> | unknown> = []
@@ -16,13 +17,15 @@ afterEach(async () => {
 async function harness(extra: Parameters<typeof recordingReceiver>[0] = {}) {
   const rec = await recordingReceiver(extra)
   cleanups.push(() => rec.receiver.close())
-  const tmp = await tempDir()
-  cleanups.push(tmp.cleanup)
-  return { ...rec, sfDir: tmp.dir }
+  const sfDir = await tmpSfDir()
+  return { ...rec, sfDir }
 }
 
 /** Opens a sender and makes sure it is closed after the test, whatever happens. */
-async function open(config: Parameters<typeof Sender.fromConfig>[0], handlers: Parameters<typeof Sender.fromConfig>[1] = {}) {
+async function open(
+  config: Parameters<typeof Sender.fromConfig>[0],
+  handlers: Parameters<typeof Sender.fromConfig>[1] = {},
+) {
   const sender = await Sender.fromConfig(config, { onError: () => {}, ...handlers })
   cleanups.push(() => sender.close().catch(() => {}))
   return sender
@@ -70,9 +73,8 @@ describe('Sender', () => {
 
   it('close() times out with SF_CLOSE_TIMEOUT, keeps the data on disk, and the next sender delivers it', async () => {
     const port = await freePort()
-    const tmp = await tempDir()
-    cleanups.push(tmp.cleanup)
-    const config = `ws::addr=127.0.0.1:${port};sf_dir=${tmp.dir};sender_id=s;close_flush_timeout_millis=300;`
+    const sfDir = await tmpSfDir()
+    const config = `ws::addr=127.0.0.1:${port};sf_dir=${sfDir};sender_id=s;close_flush_timeout_millis=300;`
     const sender = await open(config)
     for (const r of numbered(10)) await sender.send(text(r))
     const started = Date.now()
@@ -85,7 +87,7 @@ describe('Sender', () => {
 
     const rec = await recordingReceiver()
     cleanups.push(() => rec.receiver.close())
-    const next = await open(`ws::addr=${rec.addr};sf_dir=${tmp.dir};sender_id=s;`)
+    const next = await open(`ws::addr=${rec.addr};sf_dir=${sfDir};sender_id=s;`)
     await next.flush()
     expect(rec.of('s')).toEqual(numbered(10))
   })
@@ -104,9 +106,13 @@ describe('Sender', () => {
   it('reports DROP errors to the handler and keeps going', async () => {
     const errors: Array<{ code: string; category: string; fsn: bigint }> = []
     const h = await harness({
-      onFrames: ({ frames }) => ({ drop: frames.filter((f) => Number(f.fsn) % 10 === 0).map((f) => ({ fsn: f.fsn, reason: 'no' })) }),
+      onFrames: ({ frames }) => ({
+        drop: frames.filter((f) => Number(f.fsn) % 10 === 0).map((f) => ({ fsn: f.fsn, reason: 'no' })),
+      }),
     })
-    const sender = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};`, { onError: (e) => void errors.push(e as never) })
+    const sender = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};`, {
+      onError: (e) => void errors.push(e as never),
+    })
     for (const r of numbered(30)) await sender.send(text(r))
     await sender.flush()
     await waitUntil(() => errors.length === 3)
@@ -115,7 +121,11 @@ describe('Sender', () => {
       ['SF_SERVER_ERROR', 'DROP', 20n],
       ['SF_SERVER_ERROR', 'DROP', 30n],
     ])
-    expect(sender.counters()).toMatchObject({ totalServerErrors: 3, totalErrorNotificationsDelivered: 3, lastTerminalError: null })
+    expect(sender.counters()).toMatchObject({
+      totalServerErrors: 3,
+      totalErrorNotificationsDelivered: 3,
+      lastTerminalError: null,
+    })
     await sender.close()
   })
 
@@ -127,7 +137,9 @@ describe('Sender', () => {
         return undefined
       },
     })
-    const sender = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};`, { onError: (e) => void errors.push(e) })
+    const sender = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};`, {
+      onError: (e) => void errors.push(e),
+    })
     await sender.send(text('a'))
     await sender.flush()
     await sender.send(text('b'))
@@ -155,7 +167,9 @@ describe('Sender', () => {
     const sender = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};error_inbox_capacity=1;`, {
       onError: () => blocked, // never finishes: everything after the first notification piles up
     })
-    for (const r of numbered(5)) await sender.send(text(r))
+    for (const r of numbered(4)) await sender.send(text(r))
+    await sender.flush()
+    await sender.send(text('r5'))
     await waitUntil(() => sender.counters().lastTerminalError !== null)
     const e = await rejection(sender.close())
     expect(e).toMatchObject({ code: 'SF_SERVER_ERROR', category: 'HALT' })
@@ -167,9 +181,18 @@ describe('Sender', () => {
   })
 
   it('names the reason when the slot is full: a slow receiver vs reconnecting since <time>, attempt <n>', async () => {
-    const stuck = await harness({ onFrames: () => new Promise<undefined>(() => {}) })
-    const slow = await open(`ws::addr=${stuck.addr};sf_max_total_bytes=2048;sf_append_deadline_millis=150;`)
-    await waitUntil(() => true)
+    let delivered = 0
+    const stuck = await harness({
+      onFrames: () => {
+        delivered++
+        return new Promise<undefined>(() => {}) // the application never finishes: no acks
+      },
+    })
+    const slow = await open(
+      `ws::addr=${stuck.addr};sf_max_total_bytes=2048;sf_append_deadline_millis=150;close_flush_timeout_millis=0;`,
+    )
+    await slow.send(Buffer.alloc(100))
+    await waitUntil(() => delivered === 1)
     let full: Awaited<ReturnType<typeof rejection>> | undefined
     for (let i = 0; i < 100 && !full; i++) {
       try {
@@ -179,25 +202,34 @@ describe('Sender', () => {
       }
     }
     expect(full).toMatchObject({ code: 'SF_BACKPRESSURE', reason: 'server-slower' })
-    expect(full?.message).toMatch(/receiver is acknowledging \(acked FSN 0 of \d+\) but slower than records are sent/)
+    expect(full?.message).toMatch(
+      /receiver is acknowledging \(acked FSN 0 of \d+\) but slower than records are sent/,
+    )
     const timedOut = await rejection(slow.sendBlocking(Buffer.alloc(100)))
     expect(timedOut).toMatchObject({ code: 'SF_APPEND_DEADLINE', reason: 'server-slower' })
     expect(timedOut.message).toMatch(/^sendBlocking waited 150 ms for space in the full slot/)
     expect(slow.counters().totalBackpressureStalls).toBe(2)
-    await slow.close().catch(() => {})
+    await slow.close()
 
     const port = await freePort()
     const down = await open(
-      `ws::addr=127.0.0.1:${port};sf_max_total_bytes=2048;sf_append_deadline_millis=400;reconnect_initial_backoff_millis=20;reconnect_max_backoff_millis=40;`,
+      `ws::addr=127.0.0.1:${port};sf_max_total_bytes=2048;sf_append_deadline_millis=400;close_flush_timeout_millis=0;` +
+        'reconnect_initial_backoff_millis=20;reconnect_max_backoff_millis=40;',
     )
-    for (let i = 0; i < 15; i++) await down.send(Buffer.alloc(100))
+    for (let i = 0; i < 18; i++) await down.send(Buffer.alloc(100))
+    await expect(down.send(Buffer.alloc(100))).rejects.toMatchObject({
+      code: 'SF_BACKPRESSURE',
+      reason: 'reconnecting',
+    })
     const waiting = await rejection(down.sendBlocking(Buffer.alloc(100)))
     expect(waiting).toMatchObject({ code: 'SF_APPEND_DEADLINE', reason: 'reconnecting' })
     expect(waiting.message).toMatch(
-      new RegExp(`reconnecting to 127\\.0\\.0\\.1:${port} since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, attempt ([2-9]|\\d\\d+) \\(last error: `),
+      new RegExp(
+        `reconnecting to 127\\.0\\.0\\.1:${port} since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, attempt ([2-9]|\\d\\d+) \\(last error: `,
+      ),
     )
     expect(waiting.cause).toMatchObject({ code: 'SF_APPEND_DEADLINE' })
-    expect(down.counters().totalBackpressureStalls).toBe(1)
+    expect(down.counters().totalBackpressureStalls).toBe(2)
   })
 
   it('with request_durable_ack=on trims only on durable acks', async () => {
@@ -230,7 +262,9 @@ describe('Sender', () => {
     await bad.send(text('out'))
     const e = await rejection(bad.flush())
     expect(e.code).toBe('SF_AUTH_REJECTED')
-    expect(e.message).toMatch(/rejected authentication \(HTTP 401: missing or wrong bearer token\); set token=/)
+    expect(e.message).toMatch(
+      /rejected authentication \(HTTP 401: missing or wrong bearer token\); set token=/,
+    )
     expect(bad.counters().lastTerminalError).toBe(e)
     expect(h.got.map((g) => g.text)).toEqual(['in'])
   })
@@ -255,7 +289,10 @@ describe('Sender', () => {
     await sender.send(Buffer.alloc(2000))
     const e = await rejection(sender.flush())
     expect(e.code).toBe('SF_RECEIVER_FRAME_LIMIT')
-    expect(e.message).toMatch(/record FSN 2 needs a 2017-byte frame but the receiver accepts at most 1024 bytes/)
+    expect(e.message).toMatch(
+      /record FSN 2 needs a 2017-byte frame but the receiver accepts at most 1024 bytes/,
+    )
+    await waitUntil(() => h.got.length > 0)
     expect(h.got.map((g) => g.text)).toEqual(['small'])
   })
 
@@ -283,7 +320,9 @@ describe('Sender', () => {
   it('refuses a second sender on the same slot and fails fast on a bad connect string', async () => {
     const h = await harness()
     await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};sender_id=one;`)
-    await expect(Sender.fromConfig(`ws::addr=${h.addr};sf_dir=${h.sfDir};sender_id=one;`)).rejects.toMatchObject({
+    await expect(
+      Sender.fromConfig(`ws::addr=${h.addr};sf_dir=${h.sfDir};sender_id=one;`),
+    ).rejects.toMatchObject({
       code: 'SF_SLOT_LOCKED',
     })
     await expect(Sender.fromConfig(`ws::addr=${h.addr};sf_max_total_bytes=lots;`)).rejects.toMatchObject({

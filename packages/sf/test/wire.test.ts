@@ -21,12 +21,18 @@ describe('wire protocol v1 codecs', () => {
   it('encodes HELLO as type, flags, u16 length, sender id', () => {
     expect(hex(encodeHello('ab', true))).toBe('01 01 0002 6162'.replace(/ /g, ''))
     expect(hex(encodeHello('ab', false))).toBe('0100' + '0002' + '6162')
-    expect(decodeClientMessage(bytes('01 01 0002 6162'))).toEqual({ type: 'hello', senderId: 'ab', durableAck: true })
+    expect(decodeClientMessage(bytes('01 01 0002 6162'))).toEqual({
+      type: 'hello',
+      senderId: 'ab',
+      durableAck: true,
+    })
   })
 
   it('encodes DATA as first FSN, count and length-prefixed payloads', () => {
     const msg = encodeData(7n, [Buffer.from('hi'), Buffer.alloc(0), Buffer.from([0xff])])
-    expect(hex(msg)).toBe('02' + '0000000000000007' + '00000003' + '00000002' + '6869' + '00000000' + '00000001' + 'ff')
+    expect(hex(msg)).toBe(
+      '02' + '0000000000000007' + '00000003' + '00000002' + '6869' + '00000000' + '00000001' + 'ff',
+    )
     const decoded = decodeClientMessage(msg)
     expect(decoded.type).toBe('data')
     if (decoded.type !== 'data') return
@@ -64,9 +70,17 @@ describe('wire protocol v1 codecs', () => {
     ['a HELLO whose id length disagrees', '01000003 6162', /sender id of 3 bytes/],
     ['a DATA header cut short', '02 0000000000000001', /shorter than 13/],
     ['DATA without frames', '02 0000000000000001 00000000', /no frames/],
-    ['DATA whose frame overruns the message', '02 0000000000000001 00000001 00000005 6162', /past the message end/],
+    [
+      'DATA whose frame overruns the message',
+      '02 0000000000000001 00000001 00000005 6162',
+      /past the message end/,
+    ],
     ['DATA with trailing bytes', '02 0000000000000001 00000001 00000001 61 62', /1 trailing bytes/],
-    ['DATA ending inside a length', '02 0000000000000001 00000002 00000001 61 0000', /ends inside frame 2 of 2/],
+    [
+      'DATA ending inside a length',
+      '02 0000000000000001 00000002 00000001 61 0000',
+      /ends inside frame 2 of 2/,
+    ],
   ])('rejects %s from a sender with SF_WIRE_MALFORMED', (_what, input, pattern) => {
     expect(() => decodeClientMessage(bytes(input))).toThrow(pattern)
     try {

@@ -32,10 +32,11 @@ export class DuckdbRejectedError extends SkipprError {
 
 /** A failure that may pass (a write conflict, disk full, I/O): the batch is retried. */
 export class DuckdbWriteError extends SkipprError {
-  constructor(table: string, cause: unknown) {
+  /** `what`: the table (`table "main"."x"`) or the batch (`batch p/e/000000000001`). */
+  constructor(what: string, cause: unknown) {
     super(
       DUCKDB_WRITE_FAILED,
-      `writing table ${table} to DuckDB failed: ${firstParagraph(cause)}; nothing of this batch was written, it will be retried`,
+      `writing ${what} to DuckDB failed: ${firstParagraph(cause)}; the batch will be retried (if it did land, the retry finds it and skips it)`,
       { cause },
     )
   }

@@ -45,7 +45,11 @@ export async function claimFence(
   return undefined
 }
 
-export async function hasLanded(conn: DuckDBConnection, dbSchema: string, id: BatchIdentity): Promise<boolean> {
+export async function hasLanded(
+  conn: DuckDBConnection,
+  dbSchema: string,
+  id: BatchIdentity,
+): Promise<boolean> {
   const reader = await conn.runAndReadAll(
     `SELECT 1 FROM ${ident(dbSchema)}.${BATCHES_TABLE} WHERE pipeline = $1 AND epoch = $2 AND seq = $3`,
     [id.pipeline, id.epoch, id.seq],
@@ -53,7 +57,11 @@ export async function hasLanded(conn: DuckDBConnection, dbSchema: string, id: Ba
   return reader.currentRowCount > 0
 }
 
-export async function recordLanded(conn: DuckDBConnection, dbSchema: string, id: BatchIdentity): Promise<void> {
+export async function recordLanded(
+  conn: DuckDBConnection,
+  dbSchema: string,
+  id: BatchIdentity,
+): Promise<void> {
   await conn.run(`INSERT INTO ${ident(dbSchema)}.${BATCHES_TABLE} VALUES ($1, $2, $3, now())`, [
     id.pipeline,
     id.epoch,

@@ -59,7 +59,12 @@ function isAlive(pid: number): boolean {
 }
 
 /** Appends one part's rows to `table` inside the caller's transaction; returns the rows inserted. */
-export async function loadPart(conn: DuckDBConnection, table: string, part: Part, files: LoadFiles): Promise<number> {
+export async function loadPart(
+  conn: DuckDBConnection,
+  table: string,
+  part: Part,
+  files: LoadFiles,
+): Promise<number> {
   return files.with(part.body, part.format, async (file) => {
     const result = await conn.run(insertSql(table, part, file))
     return result.rowsChanged

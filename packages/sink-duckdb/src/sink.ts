@@ -9,11 +9,12 @@ import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { DuckDBInstance } from '@duckdb/node-api'
 import type { ConnectorContext, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
-import { alreadyLanded, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
+import { alreadyLanded, batchKey, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
 import type { DuckdbConfig } from './config.js'
 import {
   DUCKDB_FENCED,
   DUCKDB_REJECTED,
+  DUCKDB_WRITE_FAILED,
   DuckdbFencedError,
   DuckdbRejectedError,
   DuckdbSchemaError,
@@ -45,7 +46,10 @@ export class DuckdbSink implements Sink {
   constructor(config: DuckdbConfig, context: Pick<ConnectorContext, 'configDir' | 'dataDir'>) {
     this.file = path.resolve(context.configDir, config.path)
     this.dbSchema = config.schema
-    this.tempParent = path.join(context.dataDir ? path.resolve(context.configDir, context.dataDir) : tmpdir(), 'tmp')
+    this.tempParent = path.join(
+      context.dataDir ? path.resolve(context.configDir, context.dataDir) : tmpdir(),
+      'tmp',
+    )
   }
 
   prepare(schema: NamespaceSchema): Promise<void> {
@@ -68,15 +72,17 @@ export class DuckdbSink implements Sink {
       try {
         return await transaction(open.conn, () => this.land(open, batch))
       } catch (error) {
-        return hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED) ? cannotLand(error) : retryLater(error)
+        if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED)) return cannotLand(error)
+        if (hasCode(error, DUCKDB_WRITE_FAILED)) return retryLater(error)
+        return retryLater(new DuckdbWriteError(`batch ${batchKey(batch.id)}`, error))
       }
     })
   }
 
   async close(): Promise<void> {
+    await this.queue
     const opened = this.opened
     this.opened = undefined
-    await this.queue
     if (!opened) return
     const open = await opened.catch(() => undefined)
     if (!open) return
@@ -96,7 +102,9 @@ export class DuckdbSink implements Sink {
         rows += await loadPart(conn, table, part, files)
       } catch (error) {
         const message = error instanceof Error ? error.message : ''
-        throw DATA_ERROR.test(message) ? new DuckdbRejectedError(table, error) : new DuckdbWriteError(table, error)
+        throw DATA_ERROR.test(message)
+          ? new DuckdbRejectedError(table, error)
+          : new DuckdbWriteError(`table ${table}`, error)
       }
     }
     await recordLanded(conn, this.dbSchema, batch.id)

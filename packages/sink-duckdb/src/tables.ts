@@ -16,7 +16,11 @@ export function tableName(dbSchema: string, namespace: string): string {
 }
 
 /** Runs inside the caller's transaction. */
-export async function ensureTable(conn: DuckDBConnection, dbSchema: string, schema: NamespaceSchema): Promise<void> {
+export async function ensureTable(
+  conn: DuckDBConnection,
+  dbSchema: string,
+  schema: NamespaceSchema,
+): Promise<void> {
   const table = tableName(dbSchema, schema.namespace)
   const columns = schema.fields.map((f) => `${ident(f.name)} ${columnType(f.type)}`).join(', ')
   await conn.run(`CREATE TABLE IF NOT EXISTS ${table} (${columns})`)
@@ -31,11 +35,16 @@ export async function ensureTable(conn: DuckDBConnection, dbSchema: string, sche
     const current = fieldTypeOf(dataType)
     if (current === undefined) continue
     const wider = widenFieldType(current, field.type)
-    if (wider !== current) await conn.run(`ALTER TABLE ${table} ALTER ${ident(field.name)} TYPE ${columnType(wider)}`)
+    if (wider !== current)
+      await conn.run(`ALTER TABLE ${table} ALTER ${ident(field.name)} TYPE ${columnType(wider)}`)
   }
 }
 
-async function existingColumns(conn: DuckDBConnection, dbSchema: string, table: string): Promise<Map<string, string>> {
+async function existingColumns(
+  conn: DuckDBConnection,
+  dbSchema: string,
+  table: string,
+): Promise<Map<string, string>> {
   const reader = await conn.runAndReadAll(
     'SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = $1 AND table_name = $2',
     [dbSchema, table],

@@ -12,7 +12,7 @@ import { query, tempWarehouse } from './helpers.js'
 const ROUNDS = Number(process.env.SKIPPR_CRASH_ROUNDS ?? 3)
 const BATCHES = 30
 const PER_BATCH = 2_000
-const fixture = path.join(import.meta.dirname, 'fixtures', 'write-batches.ts')
+const fixture = path.join(import.meta.dirname, 'fixtures', 'write-batches.mjs')
 const warehouse = await tempWarehouse()
 afterAll(() => rm(warehouse.dir, { recursive: true, force: true }))
 
@@ -20,12 +20,21 @@ afterAll(() => rm(warehouse.dir, { recursive: true, force: true }))
  * Runs the writer from `from`; kills it `killAfterMs` after it is ready unless it finishes first.
  * Returns the last acknowledged seq and whether it died by SIGKILL.
  */
-async function runWriter(from: number, killAfterMs: number | undefined): Promise<{ acked: number; killed: boolean }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, warehouse.file, String(from), String(BATCHES), String(PER_BATCH)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+async function runWriter(
+  from: number,
+  killAfterMs: number | undefined,
+): Promise<{ acked: number; killed: boolean }> {
+  const child = spawn(
+    process.execPath,
+    [fixture, warehouse.file, String(from), String(BATCHES), String(PER_BATCH)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   let acked = from - 1
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)))
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (_code, signal) => resolve(signal)),
+  )
   for await (const line of createInterface({ input: child.stdout })) {
     if (line === 'ready' && killAfterMs !== undefined) setTimeout(() => child.kill('SIGKILL'), killAfterMs)
     const [status, seq] = line.split(' ')
@@ -35,7 +44,9 @@ async function runWriter(from: number, killAfterMs: number | undefined): Promise
   return { acked, killed: (await exited) === 'SIGKILL' }
 }
 
-it(`every row exactly once after ${ROUNDS} SIGKILLs during loads`, { timeout: 30_000 + ROUNDS * 10_000 }, async () => {
+it(`every row exactly once after ${ROUNDS} SIGKILLs during loads`, {
+  timeout: 30_000 + ROUNDS * 10_000,
+}, async () => {
   let acked = 0
   let kills = 0
   for (let round = 0; round < ROUNDS && acked < BATCHES; round++) {
@@ -46,7 +57,10 @@ it(`every row exactly once after ${ROUNDS} SIGKILLs during loads`, { timeout: 30
   expect(kills).toBeGreaterThan(0)
   const last = await runWriter(acked + 1, undefined)
   expect(last).toEqual({ acked: BATCHES, killed: false })
-  const [counts] = await query(warehouse.file, 'SELECT count(*) AS n, count(DISTINCT id) AS ids FROM main.crash')
+  const [counts] = await query(
+    warehouse.file,
+    'SELECT count(*) AS n, count(DISTINCT id) AS ids FROM main.crash',
+  )
   expect(counts).toEqual({ n: BigInt(BATCHES * PER_BATCH), ids: BigInt(BATCHES * PER_BATCH) })
   const [markers] = await query(warehouse.file, 'SELECT count(*) AS n FROM main._skippr_batches')
   expect(markers).toEqual({ n: BigInt(BATCHES) })

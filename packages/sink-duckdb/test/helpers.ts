@@ -18,10 +18,11 @@ export async function query(file: string, sql: string, values: (string | bigint)
 }
 
 export async function readTable(file: string, schema: string, table: string) {
-  const found = await query(file, 'SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [
-    schema,
-    table,
-  ])
+  const found = await query(
+    file,
+    'SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2',
+    [schema, table],
+  )
   if (found.length === 0) return []
   const ident = (name: string) => `"${name.replaceAll('"', '""')}"`
   return query(file, `SELECT * FROM ${ident(schema)}.${ident(table)}`)
@@ -39,7 +40,11 @@ export async function tempWarehouse(): Promise<TempWarehouse> {
   return {
     dir,
     file,
-    sink: (schema = 'main') => new DuckdbSink({ path: 'warehouse.duckdb', schema }, { configDir: dir, dataDir: path.join(dir, 'data') }),
+    sink: (schema = 'main') =>
+      new DuckdbSink(
+        { path: 'warehouse.duckdb', schema },
+        { configDir: dir, dataDir: path.join(dir, 'data') },
+      ),
   }
 }
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { allTypesSchema, makeBatch, rawPart, trickyRows } from '@skippr/conformance'
 import type { Sink, WriteOutcome } from '@skippr/connector-api'
 import { hasCode, parseConnectorConfig } from '@skippr/connector-api'
-import { allTypesSchema, makeBatch, rawPart, trickyRows } from '@skippr/conformance'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DUCKDB_FENCED, DUCKDB_REJECTED, DUCKDB_UNAVAILABLE, sink as definition } from '../src/index.js'
 import { query, type TempWarehouse, tempWarehouse } from './helpers.js'
@@ -34,8 +34,18 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('rentals')
     const sink = open()
     await sink.prepare(schema)
-    await sink.write(makeBatch({ pipeline: 'bikehire', epoch: 'e1', seq: 41, parts: [{ schema, format: 'csv', rows: trickyRows() }] }))
-    const markers = await query(warehouse.file, 'SELECT pipeline, epoch, seq, landed_at FROM main._skippr_batches')
+    await sink.write(
+      makeBatch({
+        pipeline: 'bikehire',
+        epoch: 'e1',
+        seq: 41,
+        parts: [{ schema, format: 'csv', rows: trickyRows() }],
+      }),
+    )
+    const markers = await query(
+      warehouse.file,
+      'SELECT pipeline, epoch, seq, landed_at FROM main._skippr_batches',
+    )
     expect(markers).toEqual([{ pipeline: 'bikehire', epoch: 'e1', seq: 41n, landed_at: expect.any(Date) }])
   })
 
@@ -85,19 +95,42 @@ describe('DuckdbSink', () => {
     expect(error.message).toMatch(/fence token 8 is older than 9/)
   })
 
+  it('two sinks racing on one identity in one process: it lands once, the loser retries into already-landed', async () => {
+    const schema = allTypesSchema('race')
+    const [a, b] = [open(), open()]
+    await a.prepare(schema)
+    await b.prepare(schema)
+    const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'jsonl', rows: trickyRows() }] })
+    const outcomes = await Promise.all([a.write(batch), b.write(batch)])
+    const losers = outcomes.filter((o) => o.status !== 'landed')
+    expect(losers).toHaveLength(1)
+    expect(['already-landed', 'retry']).toContain(losers[0]?.status)
+    expect((await b.write(batch)).status).toBe('already-landed')
+    const [count] = await query(warehouse.file, 'SELECT count(*) AS n FROM main.race')
+    expect(count).toEqual({ n: 5n })
+  })
+
   it('a file locked by another process: the write is retry, and lands once the lock is gone', async () => {
     const schema = allTypesSchema('locked')
     const first = open()
     await first.prepare(schema)
     await first.close()
 
-    const holder = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures', 'hold-lock.ts'), warehouse.file], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const holder = spawn(
+      process.execPath,
+      [path.join(import.meta.dirname, 'fixtures', 'hold-lock.mjs'), warehouse.file],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
     try {
       await new Promise((resolve) => holder.stdout.once('data', resolve))
       const sink = open()
-      const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+      const batch = makeBatch({
+        pipeline: 'p',
+        seq: 1,
+        parts: [{ schema, format: 'csv', rows: trickyRows() }],
+      })
       const outcome = await sink.write(batch)
       expect(outcome.status).toBe('retry')
       expect(hasCode(errorOf(outcome), DUCKDB_UNAVAILABLE)).toBe(true)
@@ -117,7 +150,9 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('tidy')
     const sink = open()
     await sink.prepare(schema)
-    await sink.write(makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'csv', rows: trickyRows() }] }))
+    await sink.write(
+      makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'csv', rows: trickyRows() }] }),
+    )
     const dirs = await readdir(tmp)
     expect(dirs).toHaveLength(1)
     expect(dirs[0]).toMatch(new RegExp(`^sink-duckdb-${process.pid}-`))
@@ -141,13 +176,18 @@ describe('Duckdb config', () => {
   const at = { file: 'skippr.yml', path: 'data_sinks.warehouse.Duckdb' }
 
   it('defaults the schema to main', () => {
-    expect(parseConnectorConfig(definition, { path: './w.duckdb' }, at)).toEqual({ path: './w.duckdb', schema: 'main' })
+    expect(parseConnectorConfig(definition, { path: './w.duckdb' }, at)).toEqual({
+      path: './w.duckdb',
+      schema: 'main',
+    })
   })
 
   it('rejects unknown keys and a missing path with the config path', () => {
     expect(() => parseConnectorConfig(definition, { path: 'w', file: 'x' }, at)).toThrow(
       'skippr.yml: data_sinks.warehouse.Duckdb: unknown key file',
     )
-    expect(() => parseConnectorConfig(definition, {}, at)).toThrow('skippr.yml: data_sinks.warehouse.Duckdb.path:')
+    expect(() => parseConnectorConfig(definition, {}, at)).toThrow(
+      'skippr.yml: data_sinks.warehouse.Duckdb.path:',
+    )
   })
 })

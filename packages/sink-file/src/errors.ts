@@ -2,14 +2,17 @@ import { SkipprError } from '@skippr/connector-api'
 
 export const FILE_WRITE_FAILED = 'SKIPPR_FILE_WRITE_FAILED'
 export const FILE_NOT_WRITABLE = 'SKIPPR_FILE_NOT_WRITABLE'
-export const FILE_BAD_RECORD = 'SKIPPR_FILE_BAD_RECORD'
 
 /** A failure that may pass (disk full, I/O error): the batch is retried and its files rewritten. */
 export class FileWriteError extends SkipprError {
   constructor(file: string, cause: unknown) {
-    super(FILE_WRITE_FAILED, `cannot write ${file}: ${messageOf(cause)}; the batch will be rewritten on retry`, {
-      cause,
-    })
+    super(
+      FILE_WRITE_FAILED,
+      `cannot write ${file}: ${messageOf(cause)}; the batch will be rewritten on retry`,
+      {
+        cause,
+      },
+    )
   }
 }
 
@@ -19,17 +22,6 @@ export class FileNotWritableError extends SkipprError {
     super(
       FILE_NOT_WRITABLE,
       `cannot write ${file}: ${messageOf(cause)}; give skipprd write access to the File sink's path or change the path`,
-      { cause },
-    )
-  }
-}
-
-/** A record cannot be converted to the output format (e.g. `abc` in an int column). */
-export class FileBadRecordError extends SkipprError {
-  constructor(namespace: string, detail: string, cause?: unknown) {
-    super(
-      FILE_BAD_RECORD,
-      `namespace ${namespace}: ${detail}; the record does not match its schema, fix the source data`,
       { cause },
     )
   }

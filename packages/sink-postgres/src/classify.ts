@@ -27,7 +27,8 @@ const NETWORK_CODES = new Set([
 ])
 
 /** Messages pg raises without a code when a connection ends or never opens in time. */
-const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i
+const NETWORK_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i
 
 /** SQLSTATEs worth retrying: connection, contention, shutdown, resources, cancellation. */
 function isTransientState(state: string): boolean {

@@ -47,7 +47,11 @@ export function qualifiedName(schema: string, table: string): string {
 }
 
 /** Brings the sink schema, its bookkeeping tables and the namespace's table up to `ns`. One transaction. */
-export async function prepareTable(client: pg.ClientBase, schema: string, ns: NamespaceSchema): Promise<void> {
+export async function prepareTable(
+  client: pg.ClientBase,
+  schema: string,
+  ns: NamespaceSchema,
+): Promise<void> {
   await client.query('BEGIN')
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`skippr ddl ${schema}`])
@@ -101,7 +105,9 @@ async function columnTypes(
     [qualifiedName(schema, table)],
   )
   if (rows.length === 0) {
-    const exists = await client.query('SELECT to_regclass($1) IS NOT NULL AS found', [qualifiedName(schema, table)])
+    const exists = await client.query('SELECT to_regclass($1) IS NOT NULL AS found', [
+      qualifiedName(schema, table),
+    ])
     if (!exists.rows[0]?.found) return undefined
   }
   return new Map(rows.map((r) => [r.name, r.type]))

@@ -26,9 +26,14 @@ export async function loadPart(client: pg.ClientBase, schema: string, part: Part
   if (part.body.length === 0) return 0
   const table = qualifiedName(schema, part.namespace)
   const columns = part.schema.fields.map((f) => pg.escapeIdentifier(f.name)).join(', ')
-  if (part.format === 'csv') return copy(client, `COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`, part.body)
+  if (part.format === 'csv')
+    return copy(client, `COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`, part.body)
   await ensureJsonlTable(client)
-  await copy(client, `COPY ${JSONL_TABLE} (line) FROM STDIN WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`, part.body)
+  await copy(
+    client,
+    `COPY ${JSONL_TABLE} (line) FROM STDIN WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`,
+    part.body,
+  )
   const fields = part.schema.fields.map((f) => `r.${pg.escapeIdentifier(f.name)}`).join(', ')
   // Emptying the staging table in the same statement keeps the next jsonl part of this batch apart.
   const inserted = await client.query(

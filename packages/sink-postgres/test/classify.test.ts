@@ -60,7 +60,12 @@ describe('classify', () => {
   it('keeps the server fields and the cause', () => {
     const cause = serverError('22P02', 'invalid input syntax for type integer: "x"')
     const { error } = classify(cause, at)
-    expect(error).toMatchObject({ sqlState: '22P02', detail: 'some detail', hint: 'some hint', position: '12' })
+    expect(error).toMatchObject({
+      sqlState: '22P02',
+      detail: 'some detail',
+      hint: 'some hint',
+      position: '12',
+    })
     expect(error.cause).toBe(cause)
     expect(error.message).toContain('invalid input syntax for type integer: "x" (SQLSTATE 22P02)')
   })

@@ -10,7 +10,10 @@ const DATE_OID = 1082
 /** A client on a schema of its own, dropped by `drop()`. Dates come back as text, not local-time Dates. */
 export interface TestDb {
   readonly schema: string
-  sql<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
+  sql<R extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>
   /** Every row of a table in the test schema, or [] when it does not exist. */
   rows(table: string): Promise<Record<string, unknown>[]>
   sink(): PostgresSink
@@ -21,7 +24,10 @@ export async function freshSchema(): Promise<TestDb> {
   const schema = `skippr_test_${randomBytes(6).toString('hex')}`
   const client = new pg.Client({
     connectionString: PG_URL,
-    types: { getTypeParser: (oid, format) => (oid === DATE_OID ? (v: string) => v : pg.types.getTypeParser(oid, format)) },
+    types: {
+      getTypeParser: (oid, format) =>
+        oid === DATE_OID ? (v: string) => v : pg.types.getTypeParser(oid, format),
+    },
   })
   await client.connect()
   const sinks: PostgresSink[] = []
@@ -33,7 +39,9 @@ export async function freshSchema(): Promise<TestDb> {
         `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`,
       ])
       if (!found.rows[0]?.found) return []
-      const result = await client.query(`SELECT * FROM ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`)
+      const result = await client.query(
+        `SELECT * FROM ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`,
+      )
       return result.rows
     },
     sink() {

@@ -5,12 +5,12 @@ import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   DATA_REJECTED,
+  sink as definition,
   FENCED,
   PERMISSION_DENIED,
   PostgresSink,
   RESERVED_NAME,
   STATEMENT_REJECTED,
-  sink as definition,
   UNAVAILABLE,
 } from '../src/index.js'
 import type { TestDb } from './db.js'
@@ -39,7 +39,14 @@ function csvBatch(seq: number, body: string, rows: number, fence = 1n): SinkBatc
     id: { pipeline: 'p', epoch: 'e1', seq: BigInt(seq) },
     fence,
     parts: [
-      { namespace: 'orders', schemaVersion: 1, format: 'csv', rows, body: new TextEncoder().encode(body), schema: orders },
+      {
+        namespace: 'orders',
+        schemaVersion: 1,
+        format: 'csv',
+        rows,
+        body: new TextEncoder().encode(body),
+        schema: orders,
+      },
     ],
   }
 }
@@ -50,21 +57,32 @@ function rowsBatch(seq: number, ids: number[]): SinkBatch {
     id: { pipeline: 'p', epoch: 'e1', seq: BigInt(seq) },
     fence: 1n,
     parts: [
-      { namespace: 'orders', schemaVersion: 1, format: 'csv', rows: rows.length, body: encodeCsv(rows, orders.fields), schema: orders },
+      {
+        namespace: 'orders',
+        schemaVersion: 1,
+        format: 'csv',
+        rows: rows.length,
+        body: encodeCsv(rows, orders.fields),
+        schema: orders,
+      },
     ],
   }
 }
 
 const errorOf = (outcome: WriteOutcome) => ('error' in outcome ? outcome.error : undefined)
 const count = async (table = 'orders') => (await db.rows(table)).length
-const markers = async () => Number((await db.sql(`SELECT count(*) AS n FROM ${db.schema}._skippr_batches`)).rows[0]?.n)
+const markers = async () =>
+  Number((await db.sql(`SELECT count(*) AS n FROM ${db.schema}._skippr_batches`)).rows[0]?.n)
 
 describe('concurrent writers of one identity', () => {
   it('land the batch once: one writer lands, the others find it landed', async () => {
     const sinks = Array.from({ length: 6 }, () => db.sink())
     await sinks[0]?.prepare(orders)
     for (let round = 1; round <= 5; round++) {
-      const batch = rowsBatch(round, Array.from({ length: 200 }, (_, i) => round * 1000 + i))
+      const batch = rowsBatch(
+        round,
+        Array.from({ length: 200 }, (_, i) => round * 1000 + i),
+      )
       const outcomes = await Promise.all(sinks.map((sink) => sink.write(batch)))
       expect(outcomes.filter((o) => o.status === 'landed')).toEqual([{ status: 'landed', rows: 200 }])
       expect(outcomes.filter((o) => o.status === 'already-landed').length).toBe(sinks.length - 1)
@@ -97,16 +115,27 @@ describe('tables', () => {
   it('creates columns with the mapped types, and the table on first write without prepare', async () => {
     const all: NamespaceSchema = {
       namespace: 'Kinds',
-      fields: (['string', 'int', 'long', 'double', 'boolean', 'date', 'timestamp', 'json'] as const).map((type) => ({
-        name: `c ${type}`,
-        type,
-      })),
+      fields: (['string', 'int', 'long', 'double', 'boolean', 'date', 'timestamp', 'json'] as const).map(
+        (type) => ({
+          name: `c ${type}`,
+          type,
+        }),
+      ),
     }
     const sink = db.sink()
     const outcome = await sink.write({
       id: { pipeline: 'p', epoch: 'e', seq: 1n },
       fence: 1n,
-      parts: [{ namespace: 'Kinds', schemaVersion: 1, format: 'jsonl', rows: 1, body: encodeJsonl([{}]), schema: all }],
+      parts: [
+        {
+          namespace: 'Kinds',
+          schemaVersion: 1,
+          format: 'jsonl',
+          rows: 1,
+          body: encodeJsonl([{}]),
+          schema: all,
+        },
+      ],
     })
     expect(outcome).toEqual({ status: 'landed', rows: 1 })
     const { rows } = await db.sql<{ data_type: string }>(
@@ -123,6 +152,24 @@ describe('tables', () => {
       'date',
       'timestamp with time zone',
       'jsonb',
+    ])
+  })
+
+  it('lands jsonl integers beyond 2^53 exactly: the server parses the numbers, not JavaScript', async () => {
+    const sink = db.sink()
+    const body = new TextEncoder().encode(
+      '{"id": 9007199254740993, "qty": 1, "note": "a"}\n{"id": 9223372036854775807, "note": null}\n',
+    )
+    const outcome = await sink.write({
+      id: { pipeline: 'p', epoch: 'e', seq: 1n },
+      fence: 1n,
+      parts: [{ namespace: 'orders', schemaVersion: 1, format: 'jsonl', rows: 2, body, schema: orders }],
+    })
+    expect(outcome).toEqual({ status: 'landed', rows: 2 })
+    const { rows } = await db.sql(`SELECT id::text, qty, note FROM ${db.schema}.orders ORDER BY id`)
+    expect(rows).toEqual([
+      { id: '9007199254740993', qty: 1, note: 'a' },
+      { id: '9223372036854775807', qty: null, note: null },
     ])
   })
 
@@ -158,7 +205,11 @@ describe('failures', () => {
     await db.sql(`ALTER TABLE ${db.schema}.orders ADD CHECK (qty >= 0)`)
     const outcome = await sink.write(csvBatch(1, '1,-5,\n', 1))
     expect(outcome.status).toBe('fatal')
-    expect(errorOf(outcome)).toMatchObject({ code: DATA_REJECTED, sqlState: '23514', constraint: expect.any(String) })
+    expect(errorOf(outcome)).toMatchObject({
+      code: DATA_REJECTED,
+      sqlState: '23514',
+      constraint: expect.any(String),
+    })
   })
 
   it('a role without privileges: fatal permission error', async () => {

@@ -92,7 +92,7 @@ function fieldType(baseType: string, category: string, typmod: number): FieldTyp
     case 'float8':
       return 'double'
     case 'numeric':
-      return typmod >= 4 && ((typmod - 4) >> 16) <= DOUBLE_DIGITS ? 'double' : 'string'
+      return typmod >= 4 && (typmod - 4) >> 16 <= DOUBLE_DIGITS ? 'double' : 'string'
     case 'bool':
       return 'boolean'
     case 'date':

@@ -21,7 +21,7 @@ export const postgresSourceConfig = z
       .enum(['incremental', 'snapshot'])
       .default('incremental')
       .describe('incremental: new rows after the saved cursor; snapshot: the whole table every run'),
-    batch_rows: z.number().int().positive().default(50_000).describe('Rows per chunk read from PostgreSQL'),
+    batch_rows: z.number().int().positive().default(10_000).describe('Rows per chunk read from PostgreSQL'),
     poll_interval_seconds: z
       .number()
       .positive()

@@ -4,9 +4,10 @@
  * row of that range even when the key is not unique (a cursor without a primary key) and ties
  * are never split across chunks.
  */
-import type { Mode } from './config.js'
+
 import pg from 'pg'
 import type { Column, TableInfo } from './catalog.js'
+import type { Mode } from './config.js'
 import { CursorNotFoundError, NoKeyError } from './errors.js'
 
 /** The columns a table is read in the order of. */
@@ -32,13 +33,22 @@ export function tableKey(table: TableInfo, mode: Mode): Column[] {
  * The key of the last row of the next chunk, and of the row after it: `LIMIT 2` tells whether the
  * chunk is the last one without a further query.
  */
-export function boundSql(table: TableInfo, key: readonly Column[], after: readonly string[] | undefined, rows: number): string {
+export function boundSql(
+  table: TableInfo,
+  key: readonly Column[],
+  after: readonly string[] | undefined,
+  rows: number,
+): string {
   return `SELECT ${keyText(key)} FROM ${table.qualified} WHERE ${rangeSql(table, key, after, undefined)}
     ORDER BY ${keyList(table, key)} OFFSET ${rows - 1} LIMIT 2`
 }
 
 /** The key of the table's last row after `after`, when fewer than batch_rows rows remain. */
-export function lastKeySql(table: TableInfo, key: readonly Column[], after: readonly string[] | undefined): string {
+export function lastKeySql(
+  table: TableInfo,
+  key: readonly Column[],
+  after: readonly string[] | undefined,
+): string {
   const descending = key.map((c) => `${column(table, c)} DESC`).join(', ')
   return `SELECT ${keyText(key)} FROM ${table.qualified} WHERE ${rangeSql(table, key, after, undefined)}
     ORDER BY ${descending} LIMIT 1`
@@ -56,7 +66,12 @@ export function copySql(
     ORDER BY ${keyList(table, key)}) TO STDOUT WITH (FORMAT csv)`
 }
 
-function rangeSql(table: TableInfo, key: readonly Column[], after: readonly string[] | undefined, upto: readonly string[] | undefined): string {
+function rangeSql(
+  table: TableInfo,
+  key: readonly Column[],
+  after: readonly string[] | undefined,
+  upto: readonly string[] | undefined,
+): string {
   // A NULL cursor has no place in the order: such rows are never read incrementally.
   const conditions = key.filter((c) => c.nullable).map((c) => `${column(table, c)} IS NOT NULL`)
   if (after) conditions.push(`(${keyList(table, key)}) > (${literals(key, after)})`)

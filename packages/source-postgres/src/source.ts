@@ -41,7 +41,8 @@ export class PostgresSource implements Source {
 
   async discover(): Promise<NamespaceSchema[]> {
     const schemas: NamespaceSchema[] = []
-    for (const spec of this.tables) schemas.push(namespaceSchema(await this.guard(spec, (c) => readTable(c, spec))))
+    for (const spec of this.tables)
+      schemas.push(namespaceSchema(await this.guard(spec, (c) => readTable(c, spec))))
     return schemas
   }
 
@@ -53,7 +54,9 @@ export class PostgresSource implements Source {
         yield* this.readTable(spec, positions, options.signal)
       }
       if (!options.follow || options.signal.aborted) return
-      await sleep(this.config.poll_interval_seconds * 1000, undefined, { signal: options.signal }).catch(() => {})
+      await sleep(this.config.poll_interval_seconds * 1000, undefined, { signal: options.signal }).catch(
+        () => {},
+      )
     }
   }
 
@@ -64,7 +67,11 @@ export class PostgresSource implements Source {
   }
 
   /** Reads one table up to its current end, one chunk (and one short transaction) at a time. */
-  private async *readTable(spec: TableSpec, positions: Positions, signal: AbortSignal): AsyncIterable<SourceChunk> {
+  private async *readTable(
+    spec: TableSpec,
+    positions: Positions,
+    signal: AbortSignal,
+  ): AsyncIterable<SourceChunk> {
     const table = await this.guard(spec, (c) => readTable(c, spec))
     const key = tableKey(table, this.config.mode)
     const keyColumns = key.map((c) => c.name)
@@ -148,7 +155,10 @@ export class PostgresSource implements Source {
 }
 
 function isSkipprError(error: unknown): boolean {
-  return typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('SKIPPR_')
+  return (
+    typeof (error as { code?: unknown })?.code === 'string' &&
+    (error as { code: string }).code.startsWith('SKIPPR_')
+  )
 }
 
 /**

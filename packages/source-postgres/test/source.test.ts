@@ -4,11 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PostgresSourceConfig } from '../src/index.js'
 import {
   CURSOR_NOT_FOUND,
+  source as definition,
   NO_KEY,
   OFFSET_INVALID,
   PostgresSource,
   SOURCE_UNAVAILABLE,
-  source as definition,
   TABLE_NOT_FOUND,
 } from '../src/index.js'
 import type { TestDb } from './db.js'
@@ -107,7 +107,16 @@ bye', '{"a": [1, 2]}', 12.5),
     await source.close()
     expect(chunk?.rows).toBe(2)
     expect(chunk?.format).toBe('csv')
-    expect(chunk?.schema?.fields.map((f) => f.name)).toEqual(['id', 'at', 'local', 'day', 'ok', 'note', 'doc', 'amount'])
+    expect(chunk?.schema?.fields.map((f) => f.name)).toEqual([
+      'id',
+      'at',
+      'local',
+      'day',
+      'ok',
+      'note',
+      'doc',
+      'amount',
+    ])
     expect(parseCsv(chunk?.body ?? new Uint8Array())).toEqual([
       [
         '1',
@@ -159,7 +168,9 @@ describe('incremental read', () => {
     }
     expect(seen.length).toBe(30)
     expect(new Set(seen).size).toBe(30)
-    expect(offset).toEqual({ tables: { events: { after: { updated_at: '2024-01-01 02:00:00+00', id: '29' } } } })
+    expect(offset).toEqual({
+      tables: { events: { after: { updated_at: '2024-01-01 02:00:00+00', id: '29' } } },
+    })
 
     // Between runs: a row ties the saved cursor with a higher id, a row moves forward, a new row lands.
     await db.sql(`INSERT INTO events VALUES (31, '2024-01-01 02:00:00+00'), (40, '2024-01-02')`)
@@ -185,10 +196,20 @@ describe('incremental read', () => {
     await source.close()
   })
 
+  it('leaves out rows whose cursor is NULL: they have no place in the order', async () => {
+    await db.sql('CREATE TABLE t (id int PRIMARY KEY, seen int)')
+    await db.sql('INSERT INTO t VALUES (1, 10), (2, NULL), (3, 5)')
+    const source = open([{ name: 't', cursor: 'seen', schema: db.schema }])
+    expect(ids(await readAll(source))).toEqual([3, 1])
+    await source.close()
+  })
+
   it('refuses an offset saved under a different key', async () => {
     await db.sql('CREATE TABLE orders (id int PRIMARY KEY, updated_at timestamptz)')
     const source = open([{ name: 'orders', cursor: 'updated_at', schema: db.schema }])
-    const error = await readAll(source, { tables: { orders: { after: { id: '3' } } } }).catch((e: unknown) => e)
+    const error = await readAll(source, { tables: { orders: { after: { id: '3' } } } }).catch(
+      (e: unknown) => e,
+    )
     expect(hasCode(error, OFFSET_INVALID)).toBe(true)
     expect((error as Error).message).toContain('(id)')
     expect((error as Error).message).toContain('(updated_at, id)')
@@ -209,7 +230,9 @@ describe('incremental read', () => {
     const noKey = await readAll(open(inSchema(['heap']))).catch((e: unknown) => e)
     expect(hasCode(noKey, NO_KEY)).toBe(true)
     expect((noKey as Error).message).toContain('set cursor')
-    const badCursor = await readAll(open([{ name: 'heap', cursor: 'ts', schema: db.schema }])).catch((e: unknown) => e)
+    const badCursor = await readAll(open([{ name: 'heap', cursor: 'ts', schema: db.schema }])).catch(
+      (e: unknown) => e,
+    )
     expect(hasCode(badCursor, CURSOR_NOT_FOUND)).toBe(true)
   })
 })
@@ -281,10 +304,14 @@ describe('config', () => {
   it('rejects a table listed twice and unknown keys', () => {
     const at = { file: 'skippr.yml', path: 'data_sources.db.Postgres' }
     expect(() =>
-      parseConnectorConfig(definition, { connection_string: PG_URL, tables: ['a', { name: 'a', schema: 'x' }] }, at),
+      parseConnectorConfig(
+        definition,
+        { connection_string: PG_URL, tables: ['a', { name: 'a', schema: 'x' }] },
+        at,
+      ),
     ).toThrow('skippr.yml: data_sources.db.Postgres.tables.1: table a is listed twice')
-    expect(() => parseConnectorConfig(definition, { connection_string: PG_URL, tables: ['a'], mod: 'x' }, at)).toThrow(
-      'unknown key mod',
-    )
+    expect(() =>
+      parseConnectorConfig(definition, { connection_string: PG_URL, tables: ['a'], mod: 'x' }, at),
+    ).toThrow('unknown key mod')
   })
 })

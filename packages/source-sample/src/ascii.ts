@@ -45,9 +45,12 @@ export class AsciiWriter {
   private bytes: Uint8Array
   private view: DataView
   private length = 0
-  /** The day whose `YYYY-MM-DDT` prefix is held in the three words below. */
-  private day = Number.NaN
-  private dayWords = [0, 0, 0] as [number, number, number]
+  /**
+   * `YYYY-MM-DDT` as three words, for the last days seen in four slots: a ride that crosses
+   * midnight alternates between two days, and `Date` is too slow to call for each.
+   */
+  private readonly days = new Float64Array(4).fill(Number.NaN)
+  private readonly dayWords = new Uint32Array(12)
 
   constructor(capacity: number) {
     this.bytes = new Uint8Array(capacity)
@@ -67,9 +70,12 @@ export class AsciiWriter {
     this.view = new DataView(bigger.buffer)
   }
 
-  /** A copy of the bytes written so far; the writer starts over, keeping its buffer. */
+  /**
+   * The bytes written so far, and the writer starts over in the same buffer: the view is valid
+   * until the next write. Reusing the buffer keeps a long stream from making garbage per block.
+   */
   take(): Uint8Array {
-    const written = this.bytes.slice(0, this.length)
+    const written = this.bytes.subarray(0, this.length)
     this.length = 0
     return written
   }
@@ -117,28 +123,32 @@ export class AsciiWriter {
   /** Whole seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (years 1970–9999). */
   timestamp(epochSeconds: number): void {
     const day = Math.floor(epochSeconds / SECONDS_PER_DAY)
-    if (day !== this.day) this.startDay(day)
+    const slot = day & 3
+    if (this.days[slot] !== day) this.cacheDay(day, slot)
     const second = epochSeconds - day * SECONDS_PER_DAY
-    const [w0, w1, w2] = this.dayWords
+    const words = slot * 3
     const at = this.length
-    this.view.setUint32(at, w0, true)
-    this.view.setUint32(at + 4, w1, true)
-    this.view.setUint32(at + 8, (w2 | ((HOUR_DIGIT[second] as number) << 24)) >>> 0, true)
+    this.view.setUint32(at, this.dayWords[words] as number, true)
+    this.view.setUint32(at + 4, this.dayWords[words + 1] as number, true)
+    this.view.setUint32(at + 8, ((this.dayWords[words + 2] as number) | ((HOUR_DIGIT[second] as number) << 24)) >>> 0, true)
     this.view.setUint32(at + 12, TIME_WORD_1[second] as number, true)
     this.view.setUint32(at + 16, TIME_WORD_2[second] as number, true)
     this.length += 20
   }
 
-  private startDay(day: number): void {
+  private cacheDay(day: number, slot: number): void {
     const prefix = new Date(day * SECONDS_PER_DAY * 1000).toISOString() // YYYY-MM-DDT…
-    this.dayWords = [word(prefix, 0), word(prefix, 4), word(`${prefix.slice(8, 11)} `, 0) & 0xffffff]
-    this.day = day
+    this.dayWords[slot * 3] = word(prefix, 0)
+    this.dayWords[slot * 3 + 1] = word(prefix, 4)
+    this.dayWords[slot * 3 + 2] = word(`${prefix.slice(8, 11)} `, 0) & 0xffffff
+    this.days[slot] = day
   }
 }
 
 function digitCount(n: number): number {
-  let digits = 1
-  for (let limit = 10; n >= limit && digits < 16; limit *= 10) digits++
+  if (n < 10_000) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : 4
+  let digits = 5
+  for (let limit = 100_000; n >= limit && digits < 16; limit *= 10) digits++
   return digits
 }
 

@@ -34,7 +34,10 @@ export class BatchAssembler {
     let body = frame.tail
     if (frame.frames > 1) {
       if (run === undefined || !this.completes(run, fsn, frame.frames)) {
-        throw new WalCorruptError(this.where(fsn), `batch frame of ${frame.frames} frames lacks its data frames`)
+        throw new WalCorruptError(
+          this.where(fsn),
+          `batch frame of ${frame.frames} frames lacks its data frames`,
+        )
       }
       body = Buffer.concat([...run.bodies, frame.tail])
     }

@@ -30,7 +30,7 @@ export interface WalBackend {
   readonly publishedFsn: bigint
   /** The ack watermark; 0 when nothing was acked. */
   readonly ackedFsn: bigint
-  /** Appends one frame; its FSN once it is durable. */
+  /** Appends one frame; its FSN once it is durable. The caller may reuse `payload` once it settles. */
   append(payload: Uint8Array): Promise<bigint>
   /**
    * The frames from `fromFsn` (or the oldest kept after it) to the last one published when the read

@@ -3,9 +3,12 @@
  * bodies or BUFFER_THRESHOLD_SECONDS since the first chunk, then flush as one batch whose offset is the
  * last chunk's. Chunks of one namespace, format and schema version join into one part, in arrival order.
  *
- * Flushes commit one at a time, in order. A failed commit breaks the buffer for good: committing later
- * chunks would move the resume position past rows that never reached the WAL, so every later call
- * rethrows the failure and the runner restarts from the WAL's resume offset.
+ * Flushes commit one at a time, in order, and one commit may run while the next batch fills: `add`
+ * waits only when a flush is due and the one before it is still being committed, so reading and encoding
+ * overlap the WAL's disk writes with at most two batches in memory. (The source may read ahead of the
+ * WAL; what it must not do is persist a position, and only the WAL does that.) A failed commit breaks the
+ * buffer for good: committing later chunks would move the resume position past rows that never reached
+ * the WAL, so every later call rethrows the failure and the runner restarts from the WAL's resume offset.
  */
 import { WalBatchInvalidError } from './errors.js'
 import type { BatchInput, BatchPart, Offset, RecordFormat } from './types.js'
@@ -55,7 +58,10 @@ export class BatchBuffer {
     return this.bodyBytes
   }
 
-  /** Adds a chunk; when it reaches the byte threshold, resolves once the flushed batch is committed. */
+  /**
+   * Adds a chunk. At the byte threshold it starts committing the batch and resolves once the commit
+   * before that one is done (flush() waits for all of them).
+   */
   async add(chunk: BufferChunk): Promise<void> {
     this.throwIfUnusable()
     checkChunk(chunk)
@@ -65,7 +71,12 @@ export class BatchBuffer {
     this.offset = chunk.offset
     this.bodyBytes += chunk.body.length
     if (this.chunks++ === 0) this.startTimer()
-    if (this.bodyBytes >= this.options.thresholdBytes) await this.flush()
+    if (this.bodyBytes >= this.options.thresholdBytes) {
+      const previous = this.flushing
+      void this.flushQueued()
+      await previous
+      this.throwIfUnusable()
+    }
   }
 
   /** Commits whatever is buffered (nothing when empty) and waits for every earlier flush. */
@@ -105,7 +116,13 @@ export class BatchBuffer {
     for (const p of this.parts.values()) {
       if (p.bodies.length === 0 && p.rows === 0) continue
       const body = p.bodies.length === 1 ? p.bodies[0]! : Buffer.concat(p.bodies)
-      parts.push({ namespace: p.namespace, format: p.format, schemaVersion: p.schemaVersion, rows: p.rows, body })
+      parts.push({
+        namespace: p.namespace,
+        format: p.format,
+        schemaVersion: p.schemaVersion,
+        rows: p.rows,
+        body,
+      })
     }
     const batch = { offset: this.offset, parts }
     this.parts = new Map()

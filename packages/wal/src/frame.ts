@@ -52,9 +52,15 @@ export type PartHeader = Omit<BatchPart, 'body'> & { readonly bodyLength: number
 
 /**
  * The frames of one batch, each at most `maxFrameBytes`, in append order (data frames, then the batch
- * frame). Lazily built, so only one frame's copy of the bodies exists at a time.
+ * frame). Lazily built, so only one frame's copy of the bodies exists at a time; `allocate` may hand out
+ * the same memory again once the previous frame is no longer needed.
  */
-export function* encodeBatchFrames(epoch: string, batch: BatchInput, maxFrameBytes: number): Generator<Buffer> {
+export function* encodeBatchFrames(
+  epoch: string,
+  batch: BatchInput,
+  maxFrameBytes: number,
+  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+): Generator<Buffer> {
   const header = encodeHeader(epoch, batch)
   const bodies = batch.parts.map((p) => p.body)
   let remaining = bodies.reduce((sum, b) => sum + b.length, 0)
@@ -70,13 +76,13 @@ export function* encodeBatchFrames(epoch: string, batch: BatchInput, maxFrameByt
   let index = 0
   while (remaining > tailRoom) {
     const take = Math.min(dataRoom, remaining)
-    const frame = Buffer.allocUnsafe(PREFIX_BYTES + take)
+    const frame = allocate(PREFIX_BYTES + take)
     writePrefix(frame, KIND_DATA, index++)
     cursor.copyTo(frame, PREFIX_BYTES, take)
     remaining -= take
     yield frame
   }
-  const frame = Buffer.allocUnsafe(BATCH_FIXED_BYTES + header.length + remaining)
+  const frame = allocate(BATCH_FIXED_BYTES + header.length + remaining)
   writePrefix(frame, KIND_BATCH, index + 1)
   frame.writeUInt32LE(header.length, PREFIX_BYTES)
   header.copy(frame, BATCH_FIXED_BYTES)
@@ -156,7 +162,8 @@ function decodeBatchFrame(b: Buffer, frames: number): BatchFrame {
     })
     at += 17
   }
-  if (at !== tailAt) throw new RangeError(`header holds ${at - BATCH_FIXED_BYTES} bytes, declares ${headerLength}`)
+  if (at !== tailAt)
+    throw new RangeError(`header holds ${at - BATCH_FIXED_BYTES} bytes, declares ${headerLength}`)
   return { kind: 'batch', frames, epoch, offset, parts, tail: b.subarray(tailAt) }
 }
 
@@ -168,7 +175,8 @@ function utf8(b: Buffer, at: number, length: number): string {
 function encodeHeader(epoch: string, batch: BatchInput): Buffer {
   if (!isEpoch(epoch)) throw new WalBatchInvalidError(`epoch '${epoch}' is not 16 hex digits`)
   const offsetJson = batch.offset === undefined ? '' : offsetToJson(batch.offset)
-  if (batch.parts.length > 0xffff) throw new WalBatchInvalidError(`${batch.parts.length} parts, at most 65535`)
+  if (batch.parts.length > 0xffff)
+    throw new WalBatchInvalidError(`${batch.parts.length} parts, at most 65535`)
   const names = batch.parts.map((p) => Buffer.from(validPart(p).namespace, 'utf8'))
   const offsetBytes = Buffer.from(offsetJson, 'utf8')
   let length = EPOCH_BYTES + 4 + offsetBytes.length + 2
@@ -206,8 +214,10 @@ function validPart(part: BatchPart): BatchPart {
   if (typeof part.namespace !== 'string' || part.namespace === '') {
     throw new WalBatchInvalidError('a part has an empty namespace')
   }
-  if (Buffer.byteLength(part.namespace) > 0xffff) throw new WalBatchInvalidError(`${what}: namespace too long`)
-  if (!isU32(part.schemaVersion)) throw new WalBatchInvalidError(`${what}: schemaVersion must be 0..${U32_MAX}`)
+  if (Buffer.byteLength(part.namespace) > 0xffff)
+    throw new WalBatchInvalidError(`${what}: namespace too long`)
+  if (!isU32(part.schemaVersion))
+    throw new WalBatchInvalidError(`${what}: schemaVersion must be 0..${U32_MAX}`)
   if (!isU32(part.rows)) throw new WalBatchInvalidError(`${what}: rows must be 0..${U32_MAX}`)
   if (FORMAT_CODES[part.format] === undefined) {
     throw new WalBatchInvalidError(`${what}: format '${part.format}' is not csv or jsonl`)

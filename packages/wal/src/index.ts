@@ -15,6 +15,8 @@ export {
 export { FORMAT_VERSION } from './frame.js'
 export type { WalSettings, WalSettingsInput, WalStorage } from './settings.js'
 export { resolveWalSettings, WAL_STORAGES } from './settings.js'
+export type { WalSnapshot, WalSnapshotOptions } from './snapshot-reader.js'
+export { openWalSnapshot } from './snapshot-reader.js'
 export type {
   BatchIdentity,
   BatchInput,

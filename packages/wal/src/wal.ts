@@ -60,6 +60,8 @@ export class Wal {
   private known: BatchMark[] = []
   private commits: Promise<unknown> = Promise.resolve()
   private landings: Promise<unknown> = Promise.resolve()
+  /** Frames are encoded into this one buffer: each is appended, and so copied out, before the next. */
+  private scratch = Buffer.alloc(0)
   private sealTimer: NodeJS.Timeout | undefined
   private closed = false
   private readonly positions: ResumePositions
@@ -81,13 +83,12 @@ export class Wal {
   }
 
   /** Stores the batch durably; resolves with its identity once it survives a crash. Commits run in order. */
-  commit(batch: BatchInput): Promise<BatchIdentity> {
+  async commit(batch: BatchInput): Promise<BatchIdentity> {
     this.throwIfClosed()
     return this.serial('commits', async () => {
       let seq = 0n
-      for (const frame of encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes)) {
-        seq = await this.backend.append(frame)
-      }
+      const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes, this.frameBuffer)
+      for (const frame of frames) seq = await this.backend.append(frame)
       this.lastCommitted = batch.offset
       this.armSealTimer()
       return { pipeline: this.pipeline, epoch: this.epochValue, seq }
@@ -116,13 +117,16 @@ export class Wal {
    * watermark to it, letting fully landed WAL files go. Batches land in commit order; landing one again is
    * a no-op.
    */
-  markLanded(id: BatchIdentity): Promise<void> {
+  async markLanded(id: BatchIdentity): Promise<void> {
     this.throwIfClosed()
     return this.serial('landings', async () => {
       if (id.seq <= this.backend.ackedFsn) return
       const head = this.known[0] ?? (await this.readHead())
       if (head === undefined || head.seq !== id.seq || head.epoch !== id.epoch) {
-        throw new WalLandOrderError(describe(id), head ? describe({ ...head, pipeline: this.pipeline }) : 'none')
+        throw new WalLandOrderError(
+          describe(id),
+          head ? describe({ ...head, pipeline: this.pipeline }) : 'none',
+        )
       }
       await this.positions.save(head.offset)
       await this.backend.ack(head.seq)
@@ -163,6 +167,10 @@ export class Wal {
     if (meta === undefined || fresh) await this.newEpoch()
     else this.epochValue = meta.epoch
     const last = await this.findLastCommitted()
+    if (last === undefined && this.backend.publishedFsn > this.backend.ackedFsn) {
+      // Only the frames of a commit cut short follow the watermark: ack them so their files can go.
+      await this.backend.ack(this.backend.publishedFsn)
+    }
     this.lastCommitted = last === undefined ? await this.positions.load() : last.offset
   }
 
@@ -220,6 +228,12 @@ export class Wal {
     if (follows && this.known.length < KNOWN_BATCHES_MAX) {
       this.known.push({ epoch: batch.id.epoch, seq: batch.id.seq, offset: batch.offset })
     }
+  }
+
+  private readonly frameBuffer = (size: number): Buffer => {
+    // Memory the process has already touched: a fresh 10 MB buffer per commit costs page faults.
+    if (this.scratch.length < size) this.scratch = Buffer.allocUnsafe(size)
+    return this.scratch.subarray(0, size)
   }
 
   private armSealTimer(): void {

@@ -34,17 +34,48 @@ afterEach(() => {
 })
 
 describe('BatchBuffer', () => {
-  it('flushes when the byte threshold is reached, and add resolves after the commit', async () => {
+  it('flushes when the byte threshold is reached', async () => {
     const { buffer, committed } = recordingBuffer(10)
     await buffer.add(chunk('1,a\n', 1))
     await buffer.add(chunk('2,bb\n', 2))
     expect(committed).toEqual([])
     expect(buffer.bytes).toBe(9)
     await buffer.add(chunk('3,c\n', 3))
-    expect(committed).toEqual([
-      { offset: 3, parts: [{ namespace: 'rentals', format: 'csv', schemaVersion: 1, rows: 3, body: '1,a\n2,bb\n3,c\n' }] },
-    ])
     expect(buffer.bytes).toBe(0)
+    await buffer.flush()
+    expect(committed).toEqual([
+      {
+        offset: 3,
+        parts: [{ namespace: 'rentals', format: 'csv', schemaVersion: 1, rows: 3, body: '1,a\n2,bb\n3,c\n' }],
+      },
+    ])
+  })
+
+  it('lets the next batch fill while one commits, and holds the source when a second flush is due', async () => {
+    const gates: Array<() => void> = []
+    const committed: unknown[] = []
+    const buffer = new BatchBuffer({
+      thresholdBytes: 4,
+      thresholdSeconds: 60,
+      commit: async (batch) => {
+        await new Promise<void>((release) => gates.push(release))
+        committed.push(batch.offset)
+      },
+    })
+    await buffer.add(chunk('1,a\n', 1)) // flush 1 starts; nothing before it to wait for
+    let second = false
+    const adding = buffer.add(chunk('2,b\n', 2)).then(() => {
+      second = true
+    })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(second).toBe(false) // flush 2 is due while flush 1 is still committing
+    gates.shift()!()
+    await adding
+    expect(committed).toEqual([1])
+    await new Promise((r) => setTimeout(r, 5))
+    gates.shift()!()
+    await buffer.flush()
+    expect(committed).toEqual([1, 2])
   })
 
   it('flushes when the oldest chunk reaches the time threshold, however small the batch', async () => {
@@ -56,7 +87,9 @@ describe('BatchBuffer', () => {
     await vi.advanceTimersByTimeAsync(29_999)
     expect(committed).toEqual([])
     await vi.advanceTimersByTimeAsync(1)
-    expect(committed).toEqual([{ offset: 2, parts: [expect.objectContaining({ rows: 2, body: '1,a\n2,b\n' })] }])
+    expect(committed).toEqual([
+      { offset: 2, parts: [expect.objectContaining({ rows: 2, body: '1,a\n2,b\n' })] },
+    ])
     // The clock starts again with the next chunk, not at the last flush.
     await vi.advanceTimersByTimeAsync(120_000)
     expect(committed).toHaveLength(1)
@@ -125,8 +158,9 @@ describe('BatchBuffer', () => {
       throw Object.assign(new Error('disk full'), { code: 'SF_DISK_FULL' })
     })
     const buffer = new BatchBuffer({ thresholdBytes: 4, thresholdSeconds: 60, commit })
-    await expect(buffer.add(chunk('1,a\n', 1))).rejects.toMatchObject({ code: 'SF_DISK_FULL' })
+    await buffer.add(chunk('1,a\n', 1)) // its commit fails in the background
     await expect(buffer.add(chunk('2,b\n', 2))).rejects.toMatchObject({ code: 'SF_DISK_FULL' })
+    await expect(buffer.add(chunk('3,c\n', 3))).rejects.toMatchObject({ code: 'SF_DISK_FULL' })
     await expect(buffer.flush()).rejects.toMatchObject({ code: 'SF_DISK_FULL' })
     expect(commit).toHaveBeenCalledTimes(1)
   })

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { decodeFrame, encodeBatchFrames, FORMAT_VERSION, isEpoch, mintEpoch, splitParts } from '../src/frame.js'
+import {
+  decodeFrame,
+  encodeBatchFrames,
+  FORMAT_VERSION,
+  isEpoch,
+  mintEpoch,
+  splitParts,
+} from '../src/frame.js'
 import type { BatchInput } from '../src/types.js'
 
 const EPOCH = '0123456789abcdef'
@@ -75,14 +82,21 @@ describe('batch frame codec', () => {
     // Header: 8 epoch + 4 + 3 offset + 2 + 2 × (2 + 1 + 17) = 57 bytes, leaving 39 of tail room.
     expect(frames.map((f) => f.length)).toEqual([112, 112, 12 + 50, 16 + 57])
     const decoded = frames.map((f) => decodeFrame(f, 'test'))
-    expect(decoded.map((f) => (f.kind === 'data' ? f.index : `batch of ${f.frames}`))).toEqual([0, 1, 2, 'batch of 4'])
+    expect(decoded.map((f) => (f.kind === 'data' ? f.index : `batch of ${f.frames}`))).toEqual([
+      0,
+      1,
+      2,
+      'batch of 4',
+    ])
     const joined = Buffer.concat(decoded.map((f) => (f.kind === 'data' ? f.body : f.tail)))
     expect(joined.equals(body)).toBe(true)
   })
 
   it('stores a batch without parts or offset', () => {
     const [frame] = [...encodeBatchFrames(EPOCH, { offset: undefined, parts: [] }, 1024)]
-    expect(frame!.toString('hex')).toBe(hex(`534b5742 01 01 0000 01000000 0e000000 ${EPOCH} 00000000 0000`).toString('hex'))
+    expect(frame!.toString('hex')).toBe(
+      hex(`534b5742 01 01 0000 01000000 0e000000 ${EPOCH} 00000000 0000`).toString('hex'),
+    )
     expect(decodeFrame(frame!, 'test')).toMatchObject({ offset: undefined, parts: [], tail: Buffer.alloc(0) })
   })
 
@@ -90,7 +104,10 @@ describe('batch frame codec', () => {
     const newer = Buffer.from(ONE_FRAME)
     newer[4] = FORMAT_VERSION + 1
     expect(() => decodeFrame(newer, 'test')).toThrow(
-      expect.objectContaining({ code: 'WAL_FORMAT_UNSUPPORTED', message: expect.stringMatching(/version 2.*upgrade/) }),
+      expect.objectContaining({
+        code: 'WAL_FORMAT_UNSUPPORTED',
+        message: expect.stringMatching(/version 2.*upgrade/),
+      }),
     )
   })
 
@@ -98,7 +115,9 @@ describe('batch frame codec', () => {
     expect(() => decodeFrame(text('{"not":"a frame"}'), 'slot x frame 3')).toThrow(
       expect.objectContaining({ code: 'WAL_CORRUPT', message: expect.stringContaining('slot x frame 3') }),
     )
-    expect(() => decodeFrame(ONE_FRAME.subarray(0, 40), 'test')).toThrow(expect.objectContaining({ code: 'WAL_CORRUPT' }))
+    expect(() => decodeFrame(ONE_FRAME.subarray(0, 40), 'test')).toThrow(
+      expect.objectContaining({ code: 'WAL_CORRUPT' }),
+    )
     const badFormat = Buffer.from(ONE_FRAME)
     badFormat[16 + 8 + 4 + 7 + 2 + 2 + 7 + 4] = 9
     expect(() => decodeFrame(badFormat, 'test')).toThrow(expect.objectContaining({ code: 'WAL_CORRUPT' }))

@@ -61,14 +61,29 @@ describe('resolveWalSettings', () => {
 
   it('fails with one line naming the variable or key for a bad value', () => {
     const cases: Array<[Parameters<typeof resolveWalSettings>[0], string]> = [
-      [{ env: { BUFFER_THRESHOLD_BYTES: 'ten' } }, "BUFFER_THRESHOLD_BYTES must be a whole number of bytes from 1 to 4294967295, got 'ten'"],
+      [
+        { env: { BUFFER_THRESHOLD_BYTES: 'ten' } },
+        "BUFFER_THRESHOLD_BYTES must be a whole number of bytes from 1 to 4294967295, got 'ten'",
+      ],
       [{ env: { BUFFER_THRESHOLD_BYTES: '0' } }, 'BUFFER_THRESHOLD_BYTES must be'],
       [{ env: { BUFFER_THRESHOLD_BYTES: '1.5' } }, 'BUFFER_THRESHOLD_BYTES must be'],
-      [{ env: { BUFFER_THRESHOLD_SECONDS: '-1' } }, "BUFFER_THRESHOLD_SECONDS must be a positive number of seconds, got '-1'"],
-      [{ env: { WAL_BYTES_PER_FILE: '1000' } }, 'WAL_BYTES_PER_FILE must be a whole number of bytes from 65536'],
+      [
+        { env: { BUFFER_THRESHOLD_SECONDS: '-1' } },
+        "BUFFER_THRESHOLD_SECONDS must be a positive number of seconds, got '-1'",
+      ],
+      [
+        { env: { WAL_BYTES_PER_FILE: '1000' } },
+        'WAL_BYTES_PER_FILE must be a whole number of bytes from 65536',
+      ],
       [{ env: { WAL_MAX_DELAY_SECONDS: '0' } }, 'WAL_MAX_DELAY_SECONDS must be a positive number'],
-      [{ env: {}, yaml: { buffer_threshold_bytes: 'lots' } }, "buffer_threshold_bytes must be a whole number of bytes from 1 to 4294967295, got 'lots'"],
-      [{ env: {}, yaml: { buffer_threshold_seconds: true } }, 'buffer_threshold_seconds must be a positive number'],
+      [
+        { env: {}, yaml: { buffer_threshold_bytes: 'lots' } },
+        "buffer_threshold_bytes must be a whole number of bytes from 1 to 4294967295, got 'lots'",
+      ],
+      [
+        { env: {}, yaml: { buffer_threshold_seconds: true } },
+        'buffer_threshold_seconds must be a positive number',
+      ],
       [{ env: { WAL_STORAGE: 'tape' } }, "unknown WAL_STORAGE 'tape': expected disk, s3 or clustered"],
     ]
     for (const [input, message] of cases) {

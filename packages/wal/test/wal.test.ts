@@ -70,7 +70,10 @@ describe('openWal (disk)', () => {
     const wal = await open()
     const body = Buffer.alloc(5 * SMALL_FILE_BYTES + 123, 0x61)
     body[body.length - 1] = 10
-    const big: BatchInput = { offset: 'big', parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv', rows: 1, body }] }
+    const big: BatchInput = {
+      offset: 'big',
+      parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv', rows: 1, body }],
+    }
     await wal.commit(makeBatch(1))
     const id = await wal.commit(big)
     expect((await segmentFiles()).length).toBeGreaterThanOrEqual(6)
@@ -127,9 +130,16 @@ describe('openWal (disk)', () => {
     // What a crash between two frames of one commit leaves: the first data frames, no batch frame.
     const body = Buffer.alloc(3 * SMALL_FILE_BYTES, 0x62)
     body[body.length - 1] = 10
-    const torn = { offset: 'torn', parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }] }
+    const torn = {
+      offset: 'torn',
+      parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }],
+    }
     const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - 40)]
-    const slot = await openSlot({ sfDir: path.join(dataDir, 'wal'), senderId: 'bikehire', maxSegmentBytes: SMALL_FILE_BYTES })
+    const slot = await openSlot({
+      sfDir: path.join(dataDir, 'wal'),
+      senderId: 'bikehire',
+      maxSegmentBytes: SMALL_FILE_BYTES,
+    })
     for (const frame of frames.slice(0, 2)) await slot.append(frame)
     await slot.close()
 
@@ -176,7 +186,11 @@ describe('openWal (disk)', () => {
     expect(await wal.resumeOffset()).toBeUndefined()
     expect(await filePositions(positionsFile()).load()).toBeUndefined()
     expect(wal.epoch).not.toBe(epoch)
-    expect(JSON.parse(await fsp.readFile(meta, 'utf8'))).toEqual({ version: 1, epoch: wal.epoch, resetting: false })
+    expect(JSON.parse(await fsp.readFile(meta, 'utf8'))).toEqual({
+      version: 1,
+      epoch: wal.epoch,
+      resetting: false,
+    })
   })
 
   it('mints a new epoch when the log starts again from FSN 1 (WAL directory lost)', async () => {
@@ -221,7 +235,7 @@ describe('openWal (disk)', () => {
   it('refuses use after close', async () => {
     const wal = await open()
     await wal.close()
-    await expect(async () => wal.commit(makeBatch(1))).rejects.toMatchObject({ code: 'WAL_CLOSED' })
+    await expect(wal.commit(makeBatch(1))).rejects.toMatchObject({ code: 'WAL_CLOSED' })
   })
 })
 

@@ -4,7 +4,6 @@
  * code, and stop cleanly on SIGINT/SIGTERM.
  */
 import { CONFIG_INVALID } from '@skippr/connector-api'
-import { UNKNOWN_STORE_TYPE } from '@skippr/state'
 import type { Level, Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import { type ConfigFile, loadConfigFile } from '../config/load.js'
@@ -46,7 +45,8 @@ const CONFIG_CODES = new Set([
   PIPELINE_NOT_FOUND,
   WAL_STORAGE_INVALID,
   WAL_STORAGE_UNAVAILABLE,
-  UNKNOWN_STORE_TYPE,
+  // By value: importing @skippr/state or @skippr/wal here would load them for every command.
+  'SKIPPR_UNKNOWN_STORE_TYPE',
   'WAL_CONFIG_INVALID',
 ])
 

@@ -26,6 +26,8 @@ function knownKeysAt(path: readonly string[]): string[] {
 
 /** The candidate within a small edit distance of `word`, for a "did you mean" hint. */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const extended = candidates.find((c) => word.length >= 4 && c.startsWith(word))
+  if (extended) return extended
   let best: string | undefined
   let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1
   for (const candidate of candidates) {

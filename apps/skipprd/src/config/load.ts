@@ -59,13 +59,25 @@ export function loadConfigFile(options: LocateOptions): ConfigFile {
   return { path: file, label, dir, env, document, data: validateStructure(document.toJS(), label, env) }
 }
 
+/**
+ * A whole-value `${NAME}` is not valid YAML inside a flow mapping (`{ url: ${DB_URL} }`: `{` opens
+ * a mapping there), yet it is the documented shape. When the text does not parse as it is, such
+ * references are quoted and the text parsed again.
+ */
+const UNQUOTED_REFERENCE = /(^|[\s,[{])(\$\{[A-Za-z_][A-Za-z0-9_]*\})(?=[ \t]*(?:[,\]}#]|$))/gm
+
 export function parseYaml(text: string, label: string): Document {
-  const document = parseDocument(text, { prettyErrors: false })
+  let document = parseDocument(text)
+  const quotedText = text.replace(UNQUOTED_REFERENCE, '$1"$2"')
+  if (document.errors.length > 0 && quotedText !== text) {
+    const quoted = parseDocument(quotedText)
+    if (quoted.errors.length === 0) document = quoted
+  }
   const error = document.errors[0]
   if (error) {
     const at = error.linePos?.[0]
     const where = at ? `${label}:${at.line}:${at.col}` : label
-    throw new ConfigError(`${where}: not valid YAML: ${error.message.split('\n')[0]}`, { cause: error })
+    throw new ConfigError(`${where}: not valid YAML: ${error.message.split(' at line')[0]}`, { cause: error })
   }
   return document
 }

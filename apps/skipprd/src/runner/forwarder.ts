@@ -29,14 +29,19 @@ export interface ForwarderOptions {
   readonly progress: RunProgress
   readonly logger: Logger
   readonly chaos: Chaos
-  /** Give up after this long without landing anything; undefined retries until stopped. */
+  /**
+   * Give up after failing this long once the source is read (`finish()`); undefined retries until
+   * stopped.
+   */
   readonly retryBudgetMs: number | undefined
 }
 
 export class Forwarder {
   private commits = 0
-  private ingestDone = false
+  /** When `finish()` was called: the retry budget counts from here at the earliest. */
+  private finishedAt: number | undefined
   private stopped = false
+  private readonly stopping = new AbortController()
   private wake: (() => void) | undefined
   private sink: Sink | undefined
   /** Schema objects the sink has been prepared with (the registry hands out one object per version). */
@@ -52,13 +57,14 @@ export class Forwarder {
 
   /** Nothing more will be committed: end once every batch has landed. */
   finish(): void {
-    this.ingestDone = true
+    this.finishedAt = Date.now()
     this.signal()
   }
 
   /** End after the write in progress, leaving the rest in the WAL. */
   stop(): void {
     this.stopped = true
+    this.stopping.abort()
     this.signal()
   }
 
@@ -75,7 +81,7 @@ export class Forwarder {
           await this.land(batch)
         }
         if (this.stopped) break
-        if (this.ingestDone && this.commits === seen) return true
+        if (this.finishedAt !== undefined && this.commits === seen) return true
         if (this.commits === seen) await new Promise<void>((resolve) => (this.wake = resolve))
       }
       return false
@@ -111,15 +117,29 @@ export class Forwarder {
       }
       if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
       failingSince ??= Date.now()
-      const budget = this.options.retryBudgetMs
       // Stopping: the batch stays in the WAL for the next run.
       if (this.stopped) return
-      if (budget !== undefined && Date.now() - failingSince >= budget)
-        throw new LandingIncompleteError(this.options.pipeline, await this.countPending(), Math.round(budget / 1000), outcome.error)
+      if (this.budgetSpent(failingSince))
+        throw new LandingIncompleteError(
+          this.options.pipeline,
+          await this.countPending(),
+          (this.options.retryBudgetMs ?? 0) / 1000,
+          outcome.error,
+        )
       const delay = backoff(attempt)
       logger.warn({ batch: key, attempt, retryInMs: delay, err: outcome.error }, 'batch did not land; retrying')
-      await sleep(delay)
+      await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => {})
     }
+  }
+
+  /**
+   * With a budget (`--once`), failing has gone on too long once the source is read completely:
+   * while it is still being read the rows keep going into the WAL, however long the sink is down.
+   */
+  private budgetSpent(failingSince: number): boolean {
+    const budget = this.options.retryBudgetMs
+    if (budget === undefined || this.finishedAt === undefined) return false
+    return Date.now() - Math.max(failingSince, this.finishedAt) >= budget
   }
 
   /** One attempt: open and prepare the sink if needed, then write. Every failure is a `retry`. */

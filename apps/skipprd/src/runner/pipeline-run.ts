@@ -45,6 +45,8 @@ export interface PipelineRunOptions {
   readonly retryBudgetMs: number
   /** How long to wait for another sync's writer lease. */
   readonly leaseWaitMs: number | undefined
+  /** A lease without a heartbeat for this long may be taken over (a killed sync's). */
+  readonly leaseTtlMs: number | undefined
 }
 
 export type PipelineRunResult =
@@ -108,6 +110,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
     const lease = await state.acquireLease({
       owner: `${hostname()}:${process.pid}`,
       ...(options.leaseWaitMs !== undefined && { waitMs: options.leaseWaitMs }),
+      ...(options.leaseTtlMs !== undefined && { ttlMs: options.leaseTtlMs }),
       onLost: (error) => failed.abort(error),
     })
     cleanups.push(() => lease.release())

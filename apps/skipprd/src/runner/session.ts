@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
 import type { Logger } from 'pino'
+import type { Env } from '../config/interpolate.js'
 import type { ConfigFile } from '../config/load.js'
 import { envSeconds, type PipelineSettings, pipelineNames, pipelineSettings, type RuntimeFlags } from '../config/settings.js'
 import { type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
@@ -66,7 +67,6 @@ export function syncPipeline(
         environment.announce(line)
       })
     : noChaos
-  const leaseWait = env.SKIPPR_LEASE_WAIT_SECONDS
   return runPipeline({
     ...pipeline,
     configDir: file.dir,
@@ -78,8 +78,14 @@ export function syncPipeline(
     stop: environment.stop,
     chaos,
     retryBudgetMs: envSeconds(env, 'SKIPPR_RETRY_BUDGET_SECONDS', DEFAULT_RETRY_BUDGET_SECONDS) * 1000,
-    leaseWaitMs: leaseWait === undefined ? undefined : envSeconds(env, 'SKIPPR_LEASE_WAIT_SECONDS', 30) * 1000,
+    leaseWaitMs: optionalMs(env, 'SKIPPR_LEASE_WAIT_SECONDS'),
+    leaseTtlMs: optionalMs(env, 'SKIPPR_LEASE_TTL_SECONDS'),
   })
+}
+
+/** A duration from the environment in ms, or undefined to keep the state store's default. */
+function optionalMs(env: Env, name: string): number | undefined {
+  return env[name] ? envSeconds(env, name, 0) * 1000 : undefined
 }
 
 /**

@@ -95,6 +95,7 @@ export function harness(dataDir: string, source: () => Source, sink: (() => Sink
       chaos: noChaos,
       retryBudgetMs: 60_000,
       leaseWaitMs: 1_000,
+      leaseTtlMs: undefined,
       ...overrides,
     }),
   }

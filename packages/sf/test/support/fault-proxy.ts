@@ -41,7 +41,9 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
   const held: Array<() => void> = []
 
   const pickCut = (): number =>
-    chaosRange ? chaosRange[0] + Math.floor(Math.random() * (chaosRange[1] - chaosRange[0] + 1)) : Number.POSITIVE_INFINITY
+    chaosRange
+      ? chaosRange[0] + Math.floor(Math.random() * (chaosRange[1] - chaosRange[0] + 1))
+      : Number.POSITIVE_INFINITY
 
   function destroy(pair: Pair, rst: boolean): void {
     pairs.delete(pair)

@@ -1,14 +1,6 @@
-/** Shared test helpers: temp dirs, a recording receiver, free ports, polling. */
-import { mkdtemp, rm } from 'node:fs/promises'
+/** Helpers for the sender and receiver tests: a recording receiver, free ports, polling. */
 import net from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
 import { createReceiver, type Receiver, type ReceiverOptions } from '../../src/receiver.js'
-
-export async function tempDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'skippr-sf-'))
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
-}
 
 export interface Recorded {
   senderId: string
@@ -58,11 +50,13 @@ export async function waitUntil(check: () => boolean, timeoutMs = 10_000, what =
 export const text = (s: string): Buffer => Buffer.from(s)
 
 /** Catches a rejection and returns it (fails the test if the promise resolves). */
-export async function rejection(promise: Promise<unknown>): Promise<Error & { code: string; [k: string]: unknown }> {
+export async function rejection(
+  promise: Promise<unknown>,
+): Promise<Error & { code: string; [k: string]: unknown }> {
   try {
     await promise
   } catch (e) {
-    return e as Error & { code: string }
+    return e as Error & { code: string; [k: string]: unknown }
   }
   throw new Error('expected a rejection')
 }

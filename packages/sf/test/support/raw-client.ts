@@ -35,12 +35,17 @@ export async function connectRaw(
       res.on('data', (c: Buffer) => {
         body += c.toString()
       })
-      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode })))
+      res.on('end', () =>
+        reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body}`), { status: res.statusCode })),
+      )
     })
   })
   function waitFor(match: (m: ServerMessage) => boolean, timeoutMs = 5000): Promise<ServerMessage> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching message within ${timeoutMs} ms`)), timeoutMs)
+      const timer = setTimeout(
+        () => reject(new Error(`no matching message within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
       const check = (): void => {
         const found = messages.find(match)
         if (found) {

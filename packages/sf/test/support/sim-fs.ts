@@ -14,7 +14,10 @@ interface Node {
   pending: Array<{ pos: number; bytes: Buffer }>
 }
 
-type DirOp = { op: 'link'; name: string; node: Node } | { op: 'unlink'; name: string } | { op: 'rename'; from: string; to: string }
+type DirOp =
+  | { op: 'link'; name: string; node: Node }
+  | { op: 'unlink'; name: string }
+  | { op: 'rename'; from: string; to: string }
 
 export type Fault = (op: string, file: string) => Error | undefined
 
@@ -63,7 +66,12 @@ export class SimFs implements SlotFs {
     this.dead = true
     const next = new SimFs(this.rng)
     for (const [name, node] of this.names) {
-      const copy = { data: Buffer.from(node.data.subarray(0, node.size)), size: node.size, durable: Buffer.alloc(0), pending: [] }
+      const copy = {
+        data: Buffer.from(node.data.subarray(0, node.size)),
+        size: node.size,
+        durable: Buffer.alloc(0),
+        pending: [],
+      }
       copy.durable = Buffer.from(copy.data)
       next.names.set(name, copy)
       next.durableNames.set(name, copy)

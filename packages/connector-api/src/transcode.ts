@@ -1,11 +1,13 @@
 /**
- * Turns batch parts into the configured output format. A part already in that format (and, for
+ * Turns batch parts into another record format, for sinks whose output format is fixed (files,
+ * stdout). Turns batch parts into the configured output format. A part already in that format (and, for
  * CSV, with the same columns as the file's header) is copied as bytes; the others are decoded and
  * re-encoded with their schema's field types.
  */
-import type { BatchPart, Field, NamespaceSchema, RecordFormat } from '@skippr/connector-api'
+import type { BatchPart, RecordFormat } from './batch.js'
 import { csvField, parseCsv } from './csv.js'
-import { FileBadRecordError } from './errors.js'
+import { BadRecordError } from './errors.js'
+import type { Field, NamespaceSchema } from './schema.js'
 
 type Part = BatchPart & { readonly schema: NamespaceSchema }
 
@@ -24,7 +26,8 @@ export function csvHeader(fields: readonly Field[]): Uint8Array {
 
 /** The part's rows in `format`; CSV rows follow the columns of `header`. */
 export function transcode(part: Part, format: RecordFormat, header: readonly Field[]): Uint8Array {
-  if (part.format === format && (format === 'jsonl' || sameNames(part.schema.fields, header))) return part.body
+  if (part.format === format && (format === 'jsonl' || sameNames(part.schema.fields, header)))
+    return part.body
   const rows = decode(part)
   let text = ''
   for (const row of rows) text += format === 'jsonl' ? jsonLine(part, row) : csvLine(part, row, header)
@@ -39,7 +42,9 @@ function decode(part: Part): Map<string, Cell>[] {
   const text = decoder.decode(part.body)
   const fields = part.schema.fields
   if (part.format === 'csv') {
-    return parseCsvOf(part, text).map((record) => new Map(fields.map((f, i) => [f.name, { text: record[i] ?? null }])))
+    return parseCsvOf(part, text).map(
+      (record) => new Map(fields.map((f, i) => [f.name, { text: record[i] ?? null }])),
+    )
   }
   return text
     .split('\n')
@@ -49,7 +54,7 @@ function decode(part: Part): Map<string, Cell>[] {
       try {
         row = JSON.parse(line) as Record<string, unknown>
       } catch (error) {
-        throw new FileBadRecordError(part.namespace, `line ${n + 1} is not a JSON object`, error)
+        throw new BadRecordError(part.namespace, `line ${n + 1} is not a JSON object`, error)
       }
       return new Map(fields.map((f) => [f.name, { json: row[f.name] ?? null }]))
     })
@@ -59,12 +64,14 @@ function parseCsvOf(part: Part, text: string): (string | null)[][] {
   try {
     return parseCsv(text)
   } catch (error) {
-    throw new FileBadRecordError(part.namespace, 'the CSV body is malformed', error)
+    throw new BadRecordError(part.namespace, 'the CSV body is malformed', error)
   }
 }
 
 function jsonLine(part: Part, row: Map<string, Cell>): string {
-  const members = part.schema.fields.map((f) => `${JSON.stringify(f.name)}:${jsonValue(part, f, row.get(f.name))}`)
+  const members = part.schema.fields.map(
+    (f) => `${JSON.stringify(f.name)}:${jsonValue(part, f, row.get(f.name))}`,
+  )
   return `{${members.join(',')}}\n`
 }
 
@@ -79,7 +86,11 @@ function jsonValue(part: Part, field: Field, cell: Cell | undefined): string {
       : field.type === 'boolean'
         ? text === 'true' || text === 'false'
         : !BARE_TYPES.has(field.type) || NUMBER.test(text)
-  if (!valid) throw new FileBadRecordError(part.namespace, `${JSON.stringify(text)} is not a valid ${field.type} for field ${field.name}`)
+  if (!valid)
+    throw new BadRecordError(
+      part.namespace,
+      `${JSON.stringify(text)} is not a valid ${field.type} for field ${field.name}`,
+    )
   return field.type === 'json' || BARE_TYPES.has(field.type) ? text : JSON.stringify(text)
 }
 

@@ -1,0 +1,50 @@
+/**
+ * `skipprd query`: SQL over the pipelines' WAL data and the admin statements, from `--sql` or an
+ * interactive prompt. Never takes a writer lease (RESET and DROP take it for the moment they run).
+ */
+import { QuerySession } from '../query/sql-session.js'
+import { render } from '../query/render.js'
+import { isBlank, splitStatements } from '../query/statements.js'
+import { type CommandContext, EXIT_OK, type GlobalOptions, runCommand } from './common.js'
+
+export interface QueryOptions extends GlobalOptions {
+  readonly sql?: string
+  readonly plain?: boolean
+}
+
+export function query(options: QueryOptions): Promise<number> {
+  return runCommand('query', options, async (context) => {
+    const session = await openSession(context)
+    try {
+      const plain = options.plain === true
+      if (options.sql === undefined) {
+        const { runRepl } = await import('../query/repl.js')
+        return await runRepl(session, {
+          input: process.stdin,
+          output: process.stdout,
+          plain,
+          write: context.out,
+          error: (line) => context.err(`${line}\n`),
+          env: context.file.env,
+        })
+      }
+      // Statements run in order; the first failure stops the rest and exits 1.
+      const { complete, rest } = splitStatements(options.sql)
+      for (const statement of isBlank(rest) ? complete : [...complete, rest.trim()]) {
+        await render(await session.execute(statement), plain, context.out)
+      }
+      return EXIT_OK
+    } finally {
+      await session.close()
+    }
+  })
+}
+
+export function openSession(context: CommandContext): Promise<QuerySession> {
+  return QuerySession.open({
+    file: context.file,
+    flags: context.flags,
+    cwd: context.cwd,
+    warn: (message) => context.logger.warn(message),
+  })
+}

@@ -1,0 +1,63 @@
+/**
+ * The JSON Schema of skippr.yml, for editor completion: the file's structure from its zod schema,
+ * and under `data_sources` / `data_sinks` one alternative per connector type with that connector's
+ * own fields (`z.toJSONSchema` of its config schema). Secret fields accept only `${NAME}`.
+ */
+import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
+import { z } from 'zod'
+import { fileSchema } from './schema.js'
+
+type JsonSchema = Record<string, unknown>
+
+const REFERENCE_PATTERN = '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$'
+
+export function configJsonSchema(
+  sources: readonly SourceDefinition[],
+  sinks: readonly SinkDefinition[],
+): JsonSchema {
+  const schema = z.toJSONSchema(fileSchema, { io: 'input' }) as JsonSchema
+  const properties = schema.properties as Record<string, JsonSchema>
+  for (const [section, definitions] of [
+    ['data_sources', sources],
+    ['data_sinks', sinks],
+  ] as const) {
+    properties[section] = { ...properties[section], additionalProperties: { $ref: `#/$defs/${section}_entry` } }
+  }
+  return {
+    ...schema,
+    $id: 'skippr.schema.json',
+    title: 'skippr.yml',
+    description: 'Skippr configuration: data sources, data sinks and the pipelines between them.',
+    $defs: {
+      data_sources_entry: entrySchema(sources, 'A data source: exactly one connector type and its fields'),
+      data_sinks_entry: entrySchema(sinks, 'A data sink: exactly one connector type and its fields'),
+    },
+  }
+}
+
+function entrySchema(definitions: readonly (SourceDefinition | SinkDefinition)[], description: string): JsonSchema {
+  return {
+    description,
+    oneOf: [...definitions]
+      .sort((a, b) => a.type.localeCompare(b.type))
+      .map((definition) => ({
+        type: 'object',
+        properties: { [definition.type]: connectorSchema(definition) },
+        required: [definition.type],
+        additionalProperties: false,
+      })),
+  }
+}
+
+function connectorSchema(definition: SourceDefinition | SinkDefinition): JsonSchema {
+  const { $schema: _, ...schema } = z.toJSONSchema(definition.config, { io: 'input' }) as JsonSchema
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>
+  for (const field of definition.secretFields ?? []) {
+    properties[field] = {
+      description: `${(properties[field]?.description as string | undefined) ?? 'A secret'} — a \${NAME} environment variable reference`,
+      type: 'string',
+      pattern: REFERENCE_PATTERN,
+    }
+  }
+  return schema
+}

@@ -1,0 +1,157 @@
+/**
+ * The admin statements. ENABLE/DISABLE flip the flag `sync` checks before it starts. RESET and
+ * DROP delete what a running sync is using, so they take the pipeline's writer lease themselves
+ * for the moment they run — without waiting: if a sync holds it, the statement is refused and
+ * nothing is touched — and a sync that starts meanwhile waits for them. SHOW reads only.
+ */
+import { rm } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import type { NamespaceSchema } from '@skippr/connector-api'
+import { hasCode, LEASE_UNAVAILABLE, type Lease, type LeaseUnavailableError } from '@skippr/state'
+import { openWal } from '@skippr/wal'
+import type { PipelineCatalog, PipelineHandle } from './catalog.js'
+import { type NamespaceCounts, PipelineCounters } from './counters.js'
+import { NamespaceNotFoundError, PipelineBusyError } from './errors.js'
+import { summarisePending } from './pending.js'
+import { type Cell, rowsOf, type StatementResult } from './result.js'
+import { cacheFile } from './snapshot.js'
+import { type AdminStatement, describeAdmin } from './statements.js'
+
+export async function runAdmin(statement: AdminStatement, catalog: PipelineCatalog): Promise<StatementResult> {
+  const pipeline = await catalog.open(statement.pipeline)
+  const name = statement.pipeline
+  switch (statement.kind) {
+    case 'enable':
+      await pipeline.state.setEnabled(true)
+      return message(`Pipeline '${name}' enabled.`)
+    case 'disable':
+      await pipeline.state.setEnabled(false)
+      return message(`Pipeline '${name}' disabled: sync skips it until ENABLE PIPELINE ${name}.`)
+    case 'reset':
+      await withLease(pipeline, describeAdmin(statement), () => resetPipeline(pipeline))
+      return message(`Pipeline '${name}' reset: its WAL and resume position are deleted; the next sync reads the source from the start.`)
+    case 'drop':
+      await withLease(pipeline, describeAdmin(statement), async () => {
+        await resetPipeline(pipeline)
+        await pipeline.state.drop()
+        await rm(cacheFile(pipeline.settings), { force: true })
+        await rm(`${cacheFile(pipeline.settings)}.wal`, { force: true })
+      })
+      return message(`Pipeline '${name}' dropped: its WAL, resume position, saved schemas and flags are deleted.`)
+    case 'show':
+      return { kind: 'document', value: await describePipeline(pipeline) }
+    case 'stats':
+      return stats(pipeline, statement.namespace)
+  }
+}
+
+function message(text: string): StatementResult {
+  return { kind: 'message', text }
+}
+
+/** Runs `work` holding the writer lease; refuses at once if a sync holds it. */
+async function withLease(pipeline: PipelineHandle, statement: string, work: (lease: Lease) => Promise<void>): Promise<void> {
+  let lease: Lease
+  try {
+    lease = await pipeline.state.acquireLease({
+      owner: `skipprd query ${hostname()}:${process.pid}`,
+      waitMs: 0,
+      heartbeatIntervalMs: 0,
+    })
+  } catch (error) {
+    if (!hasCode(error, LEASE_UNAVAILABLE)) throw error
+    const info = await pipeline.state.getLeaseInfo()
+    throw new PipelineBusyError(statement, pipeline.settings.name, (error as LeaseUnavailableError).holder, info?.ttlMs ?? 30_000)
+  }
+  try {
+    await work(lease)
+  } finally {
+    await lease.release()
+  }
+}
+
+/** Deletes every batch in the WAL and the resume position (the WAL starts a new epoch), and the counters. */
+async function resetPipeline(pipeline: PipelineHandle): Promise<void> {
+  const { settings, state } = pipeline
+  const wal = await openWal({
+    pipeline: settings.name,
+    dataDir: settings.dataDir,
+    storage: settings.walStorage,
+    // Reset saves `undefined`: forgetting the position. The lease keeps any other writer out meanwhile.
+    positions: { load: () => state.getResumeOffset(), save: () => state.reset() },
+  })
+  try {
+    await wal.reset()
+  } finally {
+    await wal.close()
+  }
+  await new PipelineCounters(pipeline.store, settings.name).clear()
+}
+
+async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
+  const { settings, state } = pipeline
+  const [enabled, lease, lastRun, schemas, resume, pending] = await Promise.all([
+    state.isEnabled(),
+    state.getLeaseInfo(),
+    state.getLastRun(),
+    state.listSchemas(),
+    state.getResumeOffset(),
+    summarisePending(settings),
+  ])
+  const running = lease?.live === true
+  return {
+    pipeline: settings.name,
+    status: enabled ? 'enabled' : 'disabled',
+    running,
+    writer: running ? { owner: lease.owner, heartbeat_at: lease.heartbeatAt.toISOString() } : null,
+    last_run: lastRun?.toISOString() ?? null,
+    data_source: `data_sources.${settings.sourceEntry}`,
+    data_sink: settings.sinkEntry === undefined ? null : `data_sinks.${settings.sinkEntry}`,
+    data_dir: settings.dataDir,
+    namespaces: schemas.map(({ namespace, version, schema }) => {
+      const { fields, primaryKey } = schema as unknown as NamespaceSchema
+      return {
+        namespace,
+        schema_version: version,
+        primary_key: primaryKey ?? [],
+        fields: fields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable ?? true })),
+      }
+    }),
+    offsets: {
+      // Where the next sync resumes: the newest committed batch's offset, else the landed position.
+      committed: pending.lastOffset ?? resume ?? null,
+      landed: resume ?? null,
+    },
+    wal: { epoch: pending.epoch ?? null, pending_batches: pending.batches, landed_seq: pending.landedSeq.toString() },
+  }
+}
+
+const STATS_HEADER = [
+  'namespace',
+  'rows_committed',
+  'bytes_committed',
+  'rows_landed',
+  'bytes_landed',
+  'rows_pending',
+  'bytes_pending',
+] as const
+
+async function stats(pipeline: PipelineHandle, namespace: string | undefined): Promise<StatementResult> {
+  const { settings, state } = pipeline
+  const [schemas, counters, pending] = await Promise.all([
+    state.listSchemas(),
+    new PipelineCounters(pipeline.store, settings.name).read(),
+    summarisePending(settings),
+  ])
+  const known = [...new Set([...schemas.map((s) => s.namespace), ...counters.keys(), ...pending.namespaces.keys()])].sort()
+  if (namespace !== undefined && !known.includes(namespace)) throw new NamespaceNotFoundError(settings.name, namespace, known)
+  const rows: Cell[][] = (namespace === undefined ? known : [namespace]).map((ns) => {
+    const counts: NamespaceCounts = counters.get(ns) ?? { committedRows: 0, committedBytes: 0, landedRows: 0, landedBytes: 0 }
+    const waiting = pending.namespaces.get(ns) ?? { rows: 0, bytes: 0 }
+    return [
+      ns,
+      ...[counts.committedRows, counts.committedBytes, counts.landedRows, counts.landedBytes, waiting.rows, waiting.bytes].map(String),
+    ]
+  })
+  return rowsOf(STATS_HEADER, STATS_HEADER.map((h) => h !== 'namespace'), rows)
+}

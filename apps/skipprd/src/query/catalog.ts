@@ -1,0 +1,53 @@
+/**
+ * The pipelines a query session can see: those in skippr.yml, each with its settings and saved
+ * state. Pipelines may keep their data in different directories, so a state store is opened per
+ * data directory, once, and only when first needed. Opening one never takes a lease: LMDB lets
+ * this process read while a sync writes.
+ */
+import { openStateStore, type PipelineState, type StateStore } from '@skippr/state'
+import type { ConfigFile } from '../config/load.js'
+import { type PipelineSettings, pipelineNames, pipelineSettings, type RuntimeFlags } from '../config/settings.js'
+
+export interface PipelineHandle {
+  readonly settings: PipelineSettings
+  readonly store: StateStore
+  readonly state: PipelineState
+}
+
+export class PipelineCatalog {
+  private readonly stores = new Map<string, Promise<StateStore>>()
+
+  constructor(
+    private readonly file: ConfigFile,
+    private readonly flags: RuntimeFlags,
+    private readonly cwd: string,
+  ) {}
+
+  /** Pipeline names in skippr.yml order. */
+  names(): string[] {
+    return pipelineNames(this.file)
+  }
+
+  /** Settings only (no store opened); `Pipeline '<name>' not found` for a name not in skippr.yml. */
+  settings(name: string): PipelineSettings {
+    return pipelineSettings(this.file, name, this.flags, this.cwd, false)
+  }
+
+  async open(name: string): Promise<PipelineHandle> {
+    const settings = this.settings(name)
+    const key = `${settings.dataDir}\u0000${settings.store.type}\u0000${settings.workspace}`
+    let store = this.stores.get(key)
+    if (store === undefined) {
+      store = openStateStore({ type: settings.store.type, dataDir: settings.dataDir, workspace: settings.workspace })
+      this.stores.set(key, store)
+    }
+    const opened = await store
+    return { settings, store: opened, state: opened.pipeline(name) }
+  }
+
+  async close(): Promise<void> {
+    const stores = [...this.stores.values()]
+    this.stores.clear()
+    for (const store of await Promise.allSettled(stores)) if (store.status === 'fulfilled') await store.value.close()
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * What a pipeline's WAL holds right now, summed from a read-only snapshot (no lock, no lease):
+ * the committed batches not landed yet, their rows and bytes per namespace, and the source offset
+ * the newest of them carries.
+ */
+import type { JsonValue } from '@skippr/connector-api'
+import { openWalSnapshot } from '@skippr/wal'
+import type { PipelineSettings } from '../config/settings.js'
+
+export interface PendingTotals {
+  readonly rows: number
+  readonly bytes: number
+}
+
+export interface PendingSummary {
+  readonly epoch: string | undefined
+  readonly landedSeq: bigint
+  readonly batches: number
+  /** Offset of the newest pending batch: where the next sync resumes. */
+  readonly lastOffset: JsonValue | undefined
+  readonly namespaces: ReadonlyMap<string, PendingTotals>
+}
+
+export async function summarisePending(settings: PipelineSettings): Promise<PendingSummary> {
+  const snapshot = await openWalSnapshot({ pipeline: settings.name, dataDir: settings.dataDir, storage: settings.walStorage })
+  const namespaces = new Map<string, PendingTotals>()
+  let batches = 0
+  let lastOffset: JsonValue | undefined
+  for await (const batch of snapshot.batches()) {
+    batches++
+    lastOffset = batch.offset as JsonValue | undefined
+    for (const part of batch.parts) {
+      const totals = namespaces.get(part.namespace) ?? { rows: 0, bytes: 0 }
+      namespaces.set(part.namespace, { rows: totals.rows + part.rows, bytes: totals.bytes + part.body.length })
+    }
+  }
+  return { epoch: snapshot.epoch, landedSeq: snapshot.landedSeq, batches, lastOffset, namespaces }
+}

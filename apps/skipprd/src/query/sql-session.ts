@@ -1,0 +1,122 @@
+/**
+ * One query session: an in-memory DuckDB where every pipeline in skippr.yml is a schema of views
+ * over its WAL (snapshot.ts), plus the admin statements (admin.ts). Before each SQL statement the
+ * pipelines are brought up to a fresh snapshot, so a statement sees the batches committed by the
+ * time it started — each pipeline consistently — and nothing of a batch still being committed.
+ */
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { type DuckDBConnection, DuckDBInstance, type DuckDBResult, DuckDBTypeId, type DuckDBValue } from '@duckdb/node-api'
+import { STATE_DIR_NAME } from '@skippr/state'
+import type { ConfigFile } from '../config/load.js'
+import type { RuntimeFlags } from '../config/settings.js'
+import { runAdmin } from './admin.js'
+import { PipelineCatalog } from './catalog.js'
+import { QueryFailedError } from './errors.js'
+import type { Cell, StatementResult } from './result.js'
+import { WalTables } from './snapshot.js'
+import { ident } from './sql.js'
+import { parseAdminStatement } from './statements.js'
+
+export interface QuerySessionOptions {
+  readonly file: ConfigFile
+  readonly flags: RuntimeFlags
+  readonly cwd: string
+  /** Non-fatal problems (a query cache that cannot be used). */
+  readonly warn: (message: string) => void
+}
+
+const NUMERIC_TYPES = new Set<DuckDBTypeId>([
+  DuckDBTypeId.TINYINT,
+  DuckDBTypeId.SMALLINT,
+  DuckDBTypeId.INTEGER,
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UTINYINT,
+  DuckDBTypeId.USMALLINT,
+  DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.FLOAT,
+  DuckDBTypeId.DOUBLE,
+  DuckDBTypeId.DECIMAL,
+])
+
+export class QuerySession {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+    readonly catalog: PipelineCatalog,
+    private readonly tables: WalTables,
+  ) {}
+
+  static async open(options: QuerySessionOptions): Promise<QuerySession> {
+    const instance = await DuckDBInstance.create(':memory:')
+    const conn = await instance.connect()
+    // The WAL's timestamps carry an offset; show them in UTC, as the DuckDB sink stores them.
+    await conn.run("SET TimeZone = 'UTC'")
+    const persistent = (options.file.env.SKIPPR_QUERY_CACHE ?? 'on').toLowerCase() !== 'off'
+    const tables = new WalTables(conn, { persistent, warn: options.warn })
+    return new QuerySession(instance, conn, new PipelineCatalog(options.file, options.flags, options.cwd), tables)
+  }
+
+  /** Runs one statement (without its `;`). Rows must be read before the next statement runs. */
+  async execute(text: string): Promise<StatementResult> {
+    const admin = parseAdminStatement(text)
+    if (admin !== undefined) {
+      // DROP deletes the pipeline's cache file: stop using it first.
+      if (admin.kind === 'drop') await this.tables.forget(admin.pipeline)
+      return runAdmin(admin, this.catalog)
+    }
+    return this.sql(text, this.catalog.names())
+  }
+
+  /** Runs SQL after refreshing the named pipelines (every one a statement may read). */
+  async sql(text: string, pipelines: readonly string[]): Promise<StatementResult> {
+    await this.refresh(pipelines)
+    let result: DuckDBResult
+    try {
+      result = await this.conn.stream(text)
+    } catch (error) {
+      throw new QueryFailedError(error)
+    }
+    const header = result.columnNames()
+    const numeric = header.map((_, i) => NUMERIC_TYPES.has(result.columnTypeId(i)))
+    return { kind: 'rows', header, numeric, chunks: cells(result) }
+  }
+
+  /** Brings the given pipelines' tables up to a fresh snapshot of their WALs. */
+  async refresh(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      const settings = this.catalog.settings(name)
+      // A pipeline that never ran has no saved state: nothing to show, and nothing to create for it.
+      if (!existsSync(path.join(settings.dataDir, STATE_DIR_NAME))) {
+        await this.conn.run(`CREATE SCHEMA IF NOT EXISTS memory.${ident(name)}`)
+        continue
+      }
+      await this.tables.refresh(await this.catalog.open(name))
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.tables.close()
+      await this.catalog.close()
+    } finally {
+      this.conn.closeSync()
+      this.instance.closeSync()
+    }
+  }
+}
+
+async function* cells(result: DuckDBResult): AsyncGenerator<Cell[][]> {
+  try {
+    for await (const rows of result.yieldRows()) yield rows.map((row) => row.map(cell))
+  } catch (error) {
+    throw new QueryFailedError(error)
+  }
+}
+
+function cell(value: DuckDBValue): Cell {
+  return value === null ? null : String(value)
+}

@@ -1,0 +1,62 @@
+/** The programmatic API, used as the vendor's Python example uses its own. */
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { Config, discover, Pipeline, Session, type SyncEvent } from '../src/index.js'
+import { rentalCounts } from './support/duckdb.js'
+import { type Project, project } from './support/project.js'
+
+const CONFIG = `# Our pipelines
+data_sources:
+  sample:
+    Sample: { dataset: bikehire, rows: 3000 }  # small for tests
+data_sinks:
+  warehouse:
+    Duckdb: { path: ./warehouse.duckdb }
+`
+
+let p: Project
+beforeEach(async () => {
+  p = await project(CONFIG)
+})
+afterEach(async () => {
+  await p.remove()
+})
+
+it('adds a pipeline, saves the file keeping its comments, and syncs it with a Session', async () => {
+  const config = Config.discover({ cwd: p.dir, env: {} })
+  const src = config.getDataSource('sample')
+  const sink = config.getDataSink('warehouse')
+  expect(sink).toEqual({ section: 'data_sinks', name: 'warehouse', type: 'Duckdb', reference: 'data_sinks.warehouse' })
+  config.pipeline('bikehire', new Pipeline({ dataSource: src, dataSink: sink, syncFrequencySeconds: 60 }))
+  await config.save()
+  const saved = await readFile(path.join(p.dir, 'skippr.yml'), 'utf8')
+  expect(saved).toContain('# Our pipelines')
+  expect(saved).toContain('# small for tests')
+  expect(saved).toMatch(/pipelines:\n {2}bikehire:\n {4}data_source: data_sources.sample\n {4}data_sink: data_sinks.warehouse\n {4}sync_frequency_seconds: 60\n/)
+
+  const events: SyncEvent['type'][] = []
+  const session = new Session(Config.discover({ cwd: p.dir, env: {} }).getPipeline('bikehire'), { cwd: p.dir })
+  const result = await session.sync({ once: true, onEvent: (e) => events.push(e.type) })
+  expect(result).toMatchObject({ status: 'completed', rowsWritten: 3000, namespaces: 1 })
+  expect(events[0]).toBe('start')
+  expect(events.at(-1)).toBe('complete')
+  expect(await rentalCounts(path.join(p.dir, 'warehouse.duckdb'))).toEqual({ rows: 3000, unique: 3000 })
+  expect(await p.logs()).toContain('"msg":"sync complete"')
+})
+
+it('discovers a pipeline schema', async () => {
+  const config = Config.discover({ cwd: p.dir, env: {} })
+  config.pipeline('bikehire', new Pipeline({ dataSource: 'data_sources.sample' }))
+  const [schema] = await discover(config.getPipeline('bikehire'), { cwd: p.dir })
+  expect(schema?.namespace).toBe('rentals')
+  expect(schema?.fields.map((f) => f.name)).toContain('rental_id')
+})
+
+it('refuses a pipeline that refers to an undefined entry', () => {
+  const config = Config.discover({ cwd: p.dir, env: {} })
+  expect(() => config.pipeline('x', new Pipeline({ dataSource: 'data_sources.nope' }))).toThrow(
+    'skippr.yml: pipelines.x.data_source: data_sources.nope is not defined: define it under data_sources, or use one of data_sources.sample',
+  )
+  expect(() => config.getPipeline('x')).toThrow("Pipeline 'x' not found in skippr.yml: it defines no pipelines")
+})

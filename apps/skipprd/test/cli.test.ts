@@ -1,0 +1,105 @@
+/** The built CLI's command line, and its answers to bad input that needs no connector. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runCli } from './support/cli.js'
+import { bikehireConfig, type Project, project } from './support/project.js'
+
+let p: Project
+beforeEach(async () => {
+  p = await project(bikehireConfig({ rows: 10 }))
+})
+afterEach(async () => {
+  await p.remove()
+})
+
+describe('command line', () => {
+  it('prints help and the version, exit 0', async () => {
+    const help = await runCli(['--help'], { cwd: p.dir })
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/^Usage: skipprd \[options\] \[command\]/)
+    for (const flag of ['-p, --pipeline <NAME>', '--output <MODE>', '--config <PATH>', '--log [LEVEL]', '--wal-storage <MODE>', '--wal-s3-bucket <BUCKET>', '--store-type <TYPE>', '--store-name <NAME>'])
+      expect(help.stdout).toContain(flag)
+    expect(help.stdout).toMatch(/\n {2}sync \[options\] +Read new records/)
+    expect(help.stdout).toMatch(/\n {2}discover +Read the source/)
+    const syncHelp = await runCli(['sync', '--help'], { cwd: p.dir })
+    expect(syncHelp.code).toBe(0)
+    expect(syncHelp.stdout).toContain('--once')
+    const version = await runCli(['--version'], { cwd: p.dir })
+    expect(version).toMatchObject({ code: 0, stdout: '0.1.0\n' })
+  })
+
+  it('exits 2 on a bad command line', async () => {
+    const unknown = await runCli(['sync', '--onse'], { cwd: p.dir })
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("error: unknown option '--onse'")
+    const output = await runCli(['sync', '--output', 'xml'], { cwd: p.dir })
+    expect(output.code).toBe(2)
+    expect(output.stderr).toContain("argument 'xml' is invalid. Allowed choices are progress, text, json.")
+    expect((await runCli(['frobnicate'], { cwd: p.dir })).code).toBe(2)
+    expect((await runCli([], { cwd: p.dir })).code).toBe(2)
+  })
+})
+
+describe('bad input: one line on stderr naming file, path and fix; exit 1', () => {
+  const sync = (env: Record<string, string> = {}) =>
+    runCli(['sync', '--pipeline', 'bikehire', '--once', '--output', 'text'], { cwd: p.dir, env })
+
+  it('unknown key', async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 10, extra: '    sync_frequency: 60' }))
+    const result = await sync()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      '[skippr] config failed: skippr.yml: pipelines.bikehire: unknown key sync_frequency: remove it or check its spelling (did you mean sync_frequency_seconds?)\n',
+    )
+    expect(result.stdout).toBe('')
+  })
+
+  it('dangling reference', async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 10 }).replace('data_sinks.warehouse', 'data_sinks.warehous'))
+    const result = await sync()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      '[skippr] config failed: skippr.yml: pipelines.bikehire.data_sink: data_sinks.warehous is not defined: did you mean data_sinks.warehouse?\n',
+    )
+  })
+
+  it('unset ${NAME}', async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 10, extra: '    data_dir: ${BIKEHIRE_DIR}' }))
+    const result = await sync()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      '[skippr] config failed: skippr.yml: pipelines.bikehire.data_dir: ${BIKEHIRE_DIR}: that environment variable is not set\n',
+    )
+    // The same variable from .env beside skippr.yml is enough.
+    await p.write('.env', 'BIKEHIRE_DIR=./state\nWAL_STORAGE=tape\n')
+    expect((await sync()).stderr).toBe(
+      '[skippr] config failed: WAL_STORAGE=tape is not a WAL backend: use disk, s3 or clustered\n',
+    )
+  })
+
+  it('unknown WAL_STORAGE, and the modes this build does not have', async () => {
+    const unknown = await sync({ WAL_STORAGE: 'tape' })
+    expect(unknown).toMatchObject({ code: 1, stderr: '[skippr] config failed: WAL_STORAGE=tape is not a WAL backend: use disk, s3 or clustered\n' })
+    const clustered = await sync({ WAL_STORAGE: 'clustered' })
+    expect(clustered.code).toBe(1)
+    expect(clustered.stderr).toBe(
+      '[skippr] config failed: WAL_STORAGE=clustered does not support sync --once: drop --once, or use --wal-storage disk\n',
+    )
+    const s3 = await runCli(['sync', '-p', 'bikehire', '--once', '--wal-storage', 's3'], { cwd: p.dir })
+    expect(s3.code).toBe(1)
+    expect(s3.stderr).toMatch(/^\[skippr\] config failed: WAL_STORAGE=s3 is not available in this build/)
+  })
+
+  it('unknown pipeline and missing config', async () => {
+    const unknown = await runCli(['sync', '-p', 'nope', '--once'], { cwd: p.dir })
+    expect(unknown).toMatchObject({ code: 1, stderr: "[skippr] config failed: Pipeline 'nope' not found in skippr.yml: pipelines in it: bikehire\n" })
+    const missing = await runCli(['sync', '--once', '--config', 'other.yml'], { cwd: p.dir })
+    expect(missing).toMatchObject({ code: 1, stderr: '[skippr] config failed: other.yml: no such config file: create skippr.yml there or pass --config <path>\n' })
+  })
+
+  it('writes the failure to logs/skipprd.<date>.log too', async () => {
+    await sync({ WAL_STORAGE: 'tape' })
+    const logs = await p.logs()
+    expect(logs).toContain('"msg":"sync failed"')
+    expect(logs).toContain('WAL_STORAGE=tape is not a WAL backend')
+  })
+})

@@ -1,0 +1,232 @@
+import { rm } from 'node:fs/promises'
+import {
+  cannotLand,
+  encodeCsv,
+  hasCode,
+  MemorySink,
+  type NamespaceSchema,
+  retryLater,
+  type SinkBatch,
+  type Source,
+  type SourceChunk,
+} from '@skippr/connector-api'
+import { openStateStore } from '@skippr/state'
+import { openWal } from '@skippr/wal'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { BATCH_REJECTED, LANDING_INCOMPLETE, SOURCE_FAILED } from '../src/errors.js'
+import { runPipeline } from '../src/runner/pipeline-run.js'
+import { FIELDS, harness, itemChunks, landedIds, memorySource, SCHEMA, tempDir } from './support/runner.js'
+
+let dir: string
+beforeEach(async () => {
+  dir = await tempDir()
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => i + 1)
+
+describe('runPipeline --once', () => {
+  it('lands every row once, reporting the seed sequence of events', async () => {
+    const sink = new MemorySink()
+    const h = harness(dir, () => memorySource(), () => sink)
+    const result = await runPipeline(h.options())
+    expect(result).toMatchObject({ status: 'completed', rowsRead: 50, rowsWritten: 50, namespaces: 1 })
+    expect(landedIds(sink)).toEqual(ids(50))
+    expect(h.events.map((e) => (e.type === 'phase' ? `${e.state} ${e.phase}` : e.type))).toEqual([
+      'start',
+      'namespace_discovered',
+      'start Ingesting',
+      'done Ingesting',
+      'start Finalising',
+      'done Finalising',
+      'complete',
+    ])
+    expect(h.events[1]).toMatchObject({ namespace: 'items', fieldCount: 2 })
+  })
+
+  it('resumes from the committed offset on a rerun: nothing lands twice', async () => {
+    const sink = new MemorySink()
+    const h = harness(dir, () => memorySource(), () => sink)
+    await runPipeline(h.options())
+    const again = await runPipeline(h.options())
+    expect(again).toMatchObject({ status: 'completed', rowsRead: 0, rowsWritten: 0 })
+    expect(landedIds(sink)).toEqual(ids(50))
+    // The saved schema is used: no second discovery.
+    expect(h.events.filter((e) => e.type === 'namespace_discovered')).toHaveLength(1)
+  })
+
+  it('exits "retry later" when batches cannot land in the budget, and a later run lands them first', async () => {
+    const down = new MemorySink()
+    down.write = async () => retryLater(new Error('connection refused'))
+    const failing = harness(dir, () => memorySource(), () => down)
+    const error = await runPipeline(failing.options({ retryBudgetMs: 300 })).catch((e: unknown) => e)
+    expect(hasCode(error, LANDING_INCOMPLETE)).toBe(true)
+    expect((error as Error).message).toMatch(/could not land within 0.3 s \(connection refused\); they stay in the WAL: retry later/)
+    expect(failing.events.at(-1)).toMatchObject({ type: 'error' })
+
+    const sink = new MemorySink()
+    const later = harness(dir, () => memorySource(), () => sink)
+    const result = await runPipeline(later.options())
+    expect(result).toMatchObject({ status: 'completed', rowsRead: 0, rowsWritten: 50 })
+    expect(landedIds(sink)).toEqual(ids(50))
+  })
+
+  it('stops on a rejected batch, keeping it in the WAL for a later run', async () => {
+    const rejecting = new MemorySink()
+    let writes = 0
+    rejecting.write = async (batch: SinkBatch) => {
+      if (++writes > 1) return cannotLand(new Error('value too long for column name'))
+      return MemorySink.prototype.write.call(rejecting, batch)
+    }
+    const h = harness(dir, () => memorySource(), () => rejecting)
+    const error = await runPipeline(h.options()).catch((e: unknown) => e)
+    expect(hasCode(error, BATCH_REJECTED)).toBe(true)
+    expect((error as Error).message).toMatch(/the destination rejected batch items\/[0-9a-f]+\/\d+: value too long/)
+    expect(writes).toBe(2)
+    const first = landedIds(rejecting)
+
+    const sink = new MemorySink()
+    const fixed = harness(dir, () => memorySource(), () => sink)
+    await runPipeline(fixed.options())
+    expect([...first, ...landedIds(sink)]).toEqual(ids(50))
+  })
+
+  it('retries a sink that throws, and lands each batch once', async () => {
+    const flaky = new MemorySink()
+    let calls = 0
+    flaky.write = async (batch: SinkBatch) => {
+      if (++calls % 2 === 1) throw new Error('socket hang up')
+      return MemorySink.prototype.write.call(flaky, batch)
+    }
+    const h = harness(dir, () => memorySource(), () => flaky)
+    await runPipeline(h.options())
+    expect(landedIds(flaky)).toEqual(ids(50))
+  })
+
+  it('keeps the data in the WAL when the pipeline has no data_sink', async () => {
+    const h = harness(dir, () => memorySource(), undefined)
+    const result = await runPipeline(h.options())
+    expect(result).toMatchObject({ status: 'completed', rowsWritten: 50 })
+    const store = await openStateStore({ dataDir: dir })
+    const wal = await openWal({
+      pipeline: 'items',
+      dataDir: dir,
+      positions: { load: () => store.pipeline('items').getResumeOffset(), save: async () => {} },
+    })
+    let rows = 0
+    for await (const batch of wal.pending()) for (const part of batch.parts) rows += part.rows
+    await wal.close()
+    await store.close()
+    expect(rows).toBe(50)
+  })
+
+  it('reports a failing source as a source failure', async () => {
+    const broken: Source = {
+      discover: async () => [SCHEMA],
+      // biome-ignore lint/correctness/useYield: a source that fails before its first chunk
+      read: async function* () {
+        throw new Error('permission denied for table items')
+      },
+      close: async () => {},
+    }
+    const h = harness(dir, () => broken, () => new MemorySink())
+    const error = await runPipeline(h.options()).catch((e: unknown) => e)
+    expect(hasCode(error, SOURCE_FAILED)).toBe(true)
+    expect((error as Error).message).toContain('permission denied for table items')
+  })
+})
+
+describe('runPipeline skipping', () => {
+  it('skips a disabled pipeline with the seed line, before touching the source', async () => {
+    const store = await openStateStore({ dataDir: dir })
+    await store.pipeline('items').setEnabled(false)
+    await store.close()
+    const h = harness(
+      dir,
+      () => {
+        throw new Error('the source must not be opened')
+      },
+      () => new MemorySink(),
+    )
+    const result = await runPipeline(h.options())
+    expect(result).toEqual({ status: 'skipped', reason: 'disabled' })
+    expect(h.events).toEqual([
+      { type: 'skipped', pipeline: 'items', reason: 'disabled', message: "Pipeline 'items' disabled, skipping." },
+    ])
+  })
+
+  it('honours sync_frequency_seconds when every pipeline is synced', async () => {
+    const h = harness(dir, () => memorySource(), () => new MemorySink())
+    await runPipeline(h.options())
+    const result = await runPipeline(h.options({ honourFrequency: true }))
+    expect(result).toEqual({ status: 'skipped', reason: 'frequency' })
+    expect(h.events.at(-1)).toMatchObject({ message: "Pipeline 'items' last ran 0 seconds ago, skipping." })
+    // --pipeline runs ignore the frequency.
+    expect(await runPipeline(h.options())).toMatchObject({ status: 'completed' })
+  })
+})
+
+describe('runPipeline schemas', () => {
+  it('saves an evolved schema as a new version and prepares the sink with it', async () => {
+    const wider: NamespaceSchema = { ...SCHEMA, fields: [...FIELDS, { name: 'price', type: 'double' }] }
+    const chunks = [
+      ...itemChunks(1, 3),
+      {
+        namespace: 'items',
+        format: 'csv' as const,
+        rows: 1,
+        body: encodeCsv([{ id: 4, name: 'item 4', price: 2.5 }], wider.fields),
+        schema: wider,
+      },
+    ]
+    const sink = new MemorySink()
+    const prepared: string[][] = []
+    const prepare = sink.prepare.bind(sink)
+    sink.prepare = async (schema) => {
+      prepared.push(schema.fields.map((f) => f.name))
+      return prepare(schema)
+    }
+    const h = harness(dir, () => memorySource(chunks), () => sink)
+    await runPipeline(h.options())
+    expect(prepared).toContainEqual(['id', 'name', 'price'])
+    const parts = [...sink.batches.values()].flatMap((b) => b.parts)
+    expect(parts.map((p) => [p.schemaVersion, p.schema.fields.length])).toEqual([
+      [1, 2],
+      [2, 3],
+    ])
+    const store = await openStateStore({ dataDir: dir })
+    expect((await store.pipeline('items').getSchema('items'))?.version).toBe(2)
+    await store.close()
+  })
+})
+
+describe('runPipeline without --once', () => {
+  it('runs until stopped, then flushes the buffer, lands what it can and releases the lease', async () => {
+    const stop = new AbortController()
+    const tail: Source = {
+      discover: async () => [SCHEMA],
+      read: async function* (from, options): AsyncIterable<SourceChunk> {
+        yield { ...itemChunks(1, 3)[0]!, offset: 1 }
+        expect(options.follow).toBe(true)
+        await new Promise((resolve) => options.signal.addEventListener('abort', resolve))
+      },
+      close: async () => {},
+    }
+    const sink = new MemorySink()
+    const h = harness(dir, () => tail, () => sink)
+    // A large buffer: only the stop flushes it.
+    const run = runPipeline({ ...h.options({ once: false, stop: stop.signal }), settings: { ...h.options().settings, bufferThresholdBytes: 1 << 20 } })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    stop.abort('SIGTERM')
+    expect(await run).toMatchObject({ status: 'completed', rowsRead: 3 })
+    const store = await openStateStore({ dataDir: dir })
+    expect((await store.pipeline('items').getLeaseInfo())?.released).toBe(true)
+    await store.close()
+    // The buffered rows were committed on stop: landed, or pending for the next run.
+    const next = new MemorySink()
+    await runPipeline(harness(dir, () => memorySource([]), () => next).options())
+    expect([...landedIds(sink), ...landedIds(next)]).toEqual([1, 2, 3])
+  })
+})

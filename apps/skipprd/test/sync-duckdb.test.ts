@@ -1,0 +1,177 @@
+/** `skipprd sync` end to end, as a user runs it: Sample → a real DuckDB file. */
+import { copyFile } from 'node:fs/promises'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { openStateStore } from '@skippr/state'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { exited, runCli, spawnCli } from './support/cli.js'
+import { query, rentalCounts } from './support/duckdb.js'
+import { bikehireConfig, type Project, project } from './support/project.js'
+
+const ROWS = 20_000
+/** Kill rounds of the crash test; the bench harness (tools/chaos) runs hundreds. */
+const KILLS = Number(process.env.SKIPPR_TEST_KILLS ?? 3)
+
+let p: Project
+beforeEach(async () => {
+  p = await project(bikehireConfig({ rows: ROWS }))
+})
+afterEach(async () => {
+  await p.remove()
+})
+
+const warehouse = () => path.join(p.dir, 'warehouse.duckdb')
+const syncOnce = (args: string[] = [], env: Record<string, string> = {}) =>
+  runCli(['sync', '--pipeline', 'bikehire', '--once', ...args], { cwd: p.dir, env })
+
+describe('sync --once into DuckDB', () => {
+  it('lands every sample row once, printing the seed lines; a rerun lands nothing twice', async () => {
+    const first = await syncOnce(['--output', 'text'])
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    expect(first.stdout).toMatch(
+      new RegExp(
+        [
+          '^Sync started: pipeline=bikehire',
+          '\\[start\\] Ingesting',
+          '\\[done\\]  Ingesting',
+          '\\[start\\] Finalising',
+          '\\[done\\]  Finalising',
+          `Sync complete: pipeline=bikehire namespaces=1 rows=${ROWS} elapsed=\\d+ms\n$`,
+        ].join('\n'),
+      ),
+    )
+    expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+    const [first10] = await query(warehouse(), 'SELECT min(rental_id) AS lo, max(rental_id) AS hi FROM main.rentals')
+    expect(Number(first10?.hi) - Number(first10?.lo) + 1).toBe(ROWS)
+
+    const again = await syncOnce(['--output', 'text'])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toMatch(/Sync complete: pipeline=bikehire namespaces=1 rows=0 elapsed=\d+ms\n$/)
+    expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+  })
+
+  it('prints the seed events with --output json', async () => {
+    const result = await syncOnce(['--output', 'json'])
+    expect(result.code).toBe(0)
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    expect(events.map((e) => e.event)).toEqual(['sync_start', 'namespace_discovered', 'sync_complete'])
+    const runId = events[0].run_id
+    expect(runId).toMatch(/^[0-9a-f-]{36}$/)
+    for (const e of events) {
+      expect(e.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/)
+      expect(e).toMatchObject({ pipeline: 'bikehire', run_id: runId })
+    }
+    expect(events[0]).toEqual({ event: 'sync_start', phase: 'start', pipeline: 'bikehire', timestamp: events[0].timestamp, run_id: runId })
+    expect(events[1]).toMatchObject({ event: 'namespace_discovered', phase: 'discover', namespace: 'rentals', field_count: 9 })
+    expect(Object.keys(events[2])).toEqual(['event', 'phase', 'pipeline', 'namespaces_synced', 'total_rows', 'elapsed_ms', 'timestamp', 'run_id'])
+    expect(events[2]).toMatchObject({ event: 'sync_complete', phase: 'complete', namespaces_synced: 1, total_rows: ROWS })
+  })
+
+  it('emits sync_status while the run is active', async () => {
+    const result = await syncOnce(['--output', 'json'], { SKIPPR_STATUS_INTERVAL_SECONDS: '0.05', BUFFER_THRESHOLD_BYTES: '100000' })
+    const status = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((e) => e.event === 'sync_status')
+    expect(status.length).toBeGreaterThan(0)
+    expect(Object.keys(status[0])).toEqual(['event', 'phase', 'pipeline', 'total_rows', 'bytes', 'rows_written', 'uploads_in_flight', 'elapsed_ms', 'timestamp', 'run_id'])
+  })
+
+  it('runs the example config from the README', async () => {
+    await copyFile(new URL('../examples/skippr.yml', import.meta.url), path.join(p.dir, 'skippr.yml'))
+    const result = await syncOnce(['--output', 'text'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/Sync complete: pipeline=bikehire namespaces=1 rows=48213 elapsed=\d+ms\n$/)
+    expect(await rentalCounts(warehouse())).toEqual({ rows: 48_213, unique: 48_213 })
+  })
+})
+
+describe('crash recovery', () => {
+  it(`a sync killed with SIGKILL ${KILLS} times, then rerun, lands every row exactly once`, async () => {
+    // A killed sync's lease expires after its TTL: keep it short so the next run need not wait 30 s.
+    const env = { BUFFER_THRESHOLD_BYTES: '200000', SKIPPR_LEASE_TTL_SECONDS: '1' }
+    for (let kill = 0; kill < KILLS; kill++) {
+      const child = spawnCli(['sync', '--pipeline', 'bikehire', '--once', '--output', 'text'], { cwd: p.dir, env })
+      // Kill once it is ingesting, at a random moment of the run.
+      await new Promise<void>((resolve) => child.stdout?.on('data', (d: Buffer) => d.includes('[start] Ingesting') && resolve()))
+      await sleep(50 + Math.random() * 600)
+      child.kill('SIGKILL')
+      expect((await exited(child)).signal === 'SIGKILL' || child.exitCode === 0).toBe(true)
+    }
+    const last = await syncOnce(['--output', 'text'], env)
+    expect(last.code).toBe(0)
+    expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+  })
+
+  it('chaos mode kills the process at a sync point, logging the line first; reruns recover', async () => {
+    // One batch per 10,000-row sample chunk: two batches.
+    const lease = { SKIPPR_LEASE_TTL_SECONDS: '1', BUFFER_THRESHOLD_BYTES: '500000' }
+    const chaos = { ...lease, SKIPPR_CHAOS_MODE: 'yes', SKIPPR_CHAOS_PROBABILITY: '1', SKIPPR_CHAOS_POINTS: 'after-land' }
+    const killed = await syncOnce(['--output', 'text'], chaos)
+    expect(killed.signal).toBe('SIGKILL')
+    expect(killed.stderr).toMatch(/^\[skippr\] chaos mode: killing the process with SIGKILL at after-land \(bikehire\/[0-9a-f]+\/\d+\)\n$/)
+    expect(await p.logs()).toContain('chaos mode: killing the process with SIGKILL at after-land')
+    // The first batch landed but was not marked landed: the next run must recognise it, and land the second.
+    const recovered = await syncOnce(['--output', 'text'], lease)
+    expect(recovered.code).toBe(0)
+    expect(recovered.stdout).toMatch(new RegExp(`rows=${ROWS - 10_000} elapsed=`))
+    expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+  })
+})
+
+describe('scheduling', () => {
+  it('syncs every pipeline without --pipeline, then skips those within sync_frequency_seconds', async () => {
+    await p.write(
+      'skippr.yml',
+      `${bikehireConfig({ rows: 1000 })}  second:\n    data_source: data_sources.sample\n    data_sink: data_sinks.other\n    sync_frequency_seconds: 0\n`.replace(
+        'data_sinks:\n',
+        'data_sinks:\n  other:\n    Duckdb: { path: ./other.duckdb }\n',
+      ),
+    )
+    const first = await runCli(['sync', '--once', '--output', 'text'], { cwd: p.dir })
+    expect(first.code).toBe(0)
+    expect(first.stdout.match(/^Sync complete: .*$/gm)).toEqual([
+      expect.stringMatching(/^Sync complete: pipeline=bikehire namespaces=1 rows=1000 elapsed=\d+ms$/),
+      expect.stringMatching(/^Sync complete: pipeline=second namespaces=1 rows=1000 elapsed=\d+ms$/),
+    ])
+    const second = await runCli(['sync', '--once', '--output', 'text'], { cwd: p.dir })
+    expect(second.code).toBe(0)
+    expect(second.stdout).toMatch(/^Pipeline 'bikehire' last ran \d+ seconds ago, skipping\.\nSync started: pipeline=second\n/)
+    expect(await p.logs()).toMatch(/Pipeline 'bikehire' last ran \d+ seconds ago, skipping\./)
+    expect(await rentalCounts(warehouse())).toEqual({ rows: 1000, unique: 1000 })
+  })
+
+  it('skips a disabled pipeline', async () => {
+    const store = await openStateStore({ dataDir: path.join(p.dir, 'data') })
+    await store.pipeline('bikehire').setEnabled(false)
+    await store.close()
+    const result = await syncOnce(['--output', 'text'])
+    expect(result).toMatchObject({ code: 0, stdout: "Pipeline 'bikehire' disabled, skipping.\n", stderr: '' })
+    expect(await p.logs()).toContain("Pipeline 'bikehire' disabled, skipping.")
+  })
+
+  it('keeps the data in the WAL when the pipeline has no data_sink', async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 500 }).replace('    data_sink: data_sinks.warehouse\n', ''))
+    const result = await syncOnce(['--output', 'text'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/Sync complete: pipeline=bikehire namespaces=1 rows=500 /)
+  })
+})
+
+describe('bad input that needs the connector', () => {
+  it("rejects an unknown key in a connector's fields", async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Duckdb: { path: ./w.duckdb, table_prefix: x }' }))
+    const result = await syncOnce()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      '[skippr] config failed: skippr.yml: data_sinks.warehouse.Duckdb: unknown key table_prefix: remove it or check its spelling\n',
+    )
+  })
+
+  it('names the package of a connector that is not installed', async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Snowflake: { account: x }' }))
+    const result = await syncOnce()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      '[skippr] config failed: skippr.yml: data_sinks.warehouse: connector type Snowflake needs the package @skippr/sink-snowflake: install it with `pnpm add @skippr/sink-snowflake` (or npm install @skippr/sink-snowflake) beside skippr.yml\n',
+    )
+  })
+})

@@ -1,0 +1,102 @@
+/** `skipprd sync` end to end into the real PostgreSQL on this machine (override with SKIPPR_TEST_PG_URL). */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { runCli } from './support/cli.js'
+import { bikehireConfig, type Project, project } from './support/project.js'
+
+const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The same server, with a password in the URL: trust auth ignores it, the logs must not show it. */
+const PASSWORD = `pw-${randomBytes(6).toString('hex')}`
+const SECRET_URL = PG_URL.replace('://postgres@', `://postgres:${PASSWORD}@`)
+/** Nothing listens on port 1. */
+const DOWN_URL = PG_URL.replace(/@[^/]+\//, '@127.0.0.1:1/')
+const ROWS = 10_000
+
+const admin = new pg.Pool({ connectionString: PG_URL, max: 2 })
+let schema: string
+let p: Project
+
+beforeAll(async () => {
+  await admin.query('SELECT 1')
+})
+afterAll(async () => {
+  await admin.end()
+})
+beforeEach(async () => {
+  schema = `skippr_e2e_${randomBytes(5).toString('hex')}`
+  p = await project(bikehireConfig({ rows: ROWS, sink: `Postgres: { connection_string: \${WAREHOUSE_URL}, schema: ${schema} }` }))
+})
+afterEach(async () => {
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  await p.remove()
+})
+
+const sync = (url: string, args: string[] = [], env: Record<string, string> = {}) =>
+  runCli(['sync', '--pipeline', 'bikehire', '--once', '--output', 'text', ...args], {
+    cwd: p.dir,
+    env: { WAREHOUSE_URL: url, ...env },
+  })
+
+async function counts(): Promise<{ rows: number; unique: number }> {
+  const { rows } = await admin.query(`SELECT count(*)::int AS rows, count(DISTINCT rental_id)::int AS uniq FROM "${schema}".rentals`)
+  return { rows: rows[0].rows, unique: rows[0].uniq }
+}
+
+describe('sync --once into PostgreSQL', () => {
+  it('lands every row once into a fresh schema; a rerun lands nothing twice', async () => {
+    const first = await sync(PG_URL)
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    expect(first.stdout).toMatch(new RegExp(`Sync complete: pipeline=bikehire namespaces=1 rows=${ROWS} elapsed=\\d+ms\n$`))
+    expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })
+    const again = await sync(PG_URL)
+    expect(again.stdout).toMatch(/rows=0 elapsed=/)
+    expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })
+  })
+
+  it('never writes a secret to a log, an event or an error', async () => {
+    const ok = await sync(SECRET_URL, ['--log', 'debug', '--output', 'json'])
+    expect(ok.code).toBe(0)
+    const down = await sync(SECRET_URL.replace(/@[^/]+\//, '@127.0.0.1:1/'), ['--log', 'debug'], { SKIPPR_RETRY_BUDGET_SECONDS: '1' })
+    expect(down.code).toBe(1)
+    const everything = [ok.stdout, ok.stderr, down.stdout, down.stderr, await p.logs()].join('\n')
+    expect(everything).toContain('"msg":"sync complete"')
+    expect(everything).toContain('could not land')
+    expect(everything).not.toContain(PASSWORD)
+  })
+})
+
+describe('a destination that fails', () => {
+  it('unreachable: exits 1 with the rows kept in the WAL, and a later run lands them once reachable', async () => {
+    const down = await sync(DOWN_URL, [], { SKIPPR_RETRY_BUDGET_SECONDS: '1' })
+    expect(down.code).toBe(1)
+    expect(down.stdout).toBe('Sync started: pipeline=bikehire\n[start] Ingesting\n[done]  Ingesting\n[start] Finalising\n')
+    expect(down.stderr).toMatch(
+      /^\[skippr\] sync failed: pipeline 'bikehire': \d+ committed batch\(es\) could not land within 1 s \(.+\); they stay in the WAL: retry later\n$/,
+    )
+    const up = await sync(PG_URL)
+    expect(up.code).toBe(0)
+    // Everything was read by the first run: this one only lands what the WAL kept.
+    expect(up.stdout).toMatch(new RegExp(`rows=${ROWS} elapsed=`))
+    expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })
+  })
+
+  it('rejecting a write: exits 1 with the batch kept in the WAL, landed once the destination accepts it', async () => {
+    await admin.query(`CREATE SCHEMA "${schema}"`)
+    await admin.query(
+      `CREATE TABLE "${schema}".rentals (rental_id bigint, bike_id integer, start_station integer, end_station integer,
+        start_time timestamptz, end_time timestamptz, duration_s integer, member_type text, distance_km double precision,
+        CONSTRAINT no_casuals CHECK (member_type <> 'casual'))`,
+    )
+    const rejected = await sync(PG_URL)
+    expect(rejected.code).toBe(1)
+    expect(rejected.stderr).toMatch(
+      /^\[skippr\] sync failed: pipeline 'bikehire': the destination rejected batch bikehire\/[0-9a-f]+\/\d+: .*no_casuals.*The batch stays in the WAL; fix the destination and run sync again\n$/,
+    )
+    await admin.query(`ALTER TABLE "${schema}".rentals DROP CONSTRAINT no_casuals`)
+    const fixed = await sync(PG_URL)
+    expect(fixed.code).toBe(0)
+    expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })
+  })
+})

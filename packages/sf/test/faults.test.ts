@@ -1,0 +1,103 @@
+import { readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { openSlot } from '../src/slot.js'
+import { errno, FaultyFs } from './support/faulty-fs.js'
+import { appendAll, captureLogger, collect, payload, tmpSfDir } from './support/helpers.js'
+
+const opts = { maxSegmentBytes: 4096, maxTotalBytes: 64 * 4096 }
+// 37 frames of 108 bytes fill one 4096-byte segment.
+const frames = (from: number, n: number) => Array.from({ length: n }, (_, i) => payload(from + i, 100))
+
+async function contents(sfDir: string): Promise<Buffer[]> {
+  const slot = await openSlot({ sfDir, ...opts, logger: captureLogger() })
+  const out = (await collect(slot.replay())).map((f) => Buffer.from(f.payload))
+  await slot.close()
+  return out
+}
+
+describe('disk full and I/O faults', () => {
+  it('ENOSPC while creating a segment fails those appends with SF_DISK_FULL; the slot carries on', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const slot = await openSlot({ sfDir, ...opts, io, logger: captureLogger() })
+    const first = frames(1, 30)
+    await appendAll(slot, first)
+    // no space for new segments from now on (zero-filling one is a 4096-byte write); the spare for
+    // segment 2 was made already
+    io.fault = (op, _file, w) => (op === 'write' && w?.length === 4096 ? errno('ENOSPC') : undefined)
+    const fill = frames(31, 7 + 37) // 7 fit in segment 1, 37 fill the spare (segment 2), the rest needs segment 3
+    const more = frames(75, 5)
+    const results = await Promise.allSettled([...fill, ...more].map((p) => slot.append(p)))
+    const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[]
+    expect(failed.length).toBe(5)
+    for (const r of failed) expect(r.reason.code).toBe('SF_DISK_FULL')
+    expect(failed[0]!.reason.message).toMatch(/no space left .* while creating a segment/)
+    expect(slot.publishedFsn).toBe(74n)
+    // space comes back: the same slot continues without a reopen
+    io.fault = undefined
+    expect(await slot.append(more[0]!)).toBe(75n)
+    await slot.close()
+    expect(await contents(sfDir)).toEqual([...first, ...fill, more[0]])
+  })
+
+  it('ENOSPC writing a frame stops the slot; reopening keeps every durable frame', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const slot = await openSlot({ sfDir, ...opts, io, logger: captureLogger() })
+    const durable = frames(1, 10)
+    await appendAll(slot, durable)
+    io.fault = (op, _file, w) => (op === 'write' && w!.position > 32 ? errno('ENOSPC') : undefined)
+    await expect(slot.append(payload(11))).rejects.toMatchObject({ code: 'SF_DISK_FULL' })
+    await expect(slot.append(payload(12))).rejects.toMatchObject({ code: 'SF_SLOT_CLOSED' })
+    await slot.close()
+    expect(await contents(sfDir)).toEqual(durable)
+  })
+
+  it('a failed fdatasync stops the slot with SF_IO (its page cache can no longer be trusted)', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const slot = await openSlot({ sfDir, ...opts, io, logger: captureLogger() })
+    const durable = frames(1, 5)
+    await appendAll(slot, durable)
+    io.fault = (op) => (op === 'datasync' ? errno('EIO') : undefined)
+    const err = await slot.append(payload(6)).catch((e) => e)
+    expect(err.code).toBe('SF_IO')
+    expect(err.cause.code).toBe('EIO')
+    await expect(slot.append(payload(7))).rejects.toMatchObject({ code: 'SF_SLOT_CLOSED' })
+    await slot.close()
+    const after = await contents(sfDir)
+    expect(after.slice(0, 5)).toEqual(durable)
+    expect(after.length).toBeLessThanOrEqual(6) // the unsynced frame may or may not have reached the disk
+  })
+
+  it('short writes are completed, not mistaken for failures', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    io.maxWriteBytes = 7
+    const slot = await openSlot({ sfDir, ...opts, io })
+    const all = frames(1, 80)
+    await appendAll(slot, all)
+    await slot.ack(3n)
+    await slot.close()
+    expect(await contents(sfDir)).toEqual(all.slice(3))
+  })
+
+  it('ENOSPC writing the watermark gives back the spare segment and retries', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const slot = await openSlot({ sfDir, ...opts, io })
+    await appendAll(slot, frames(1, 50))
+    let refused = 0
+    io.fault = (op, file) => {
+      if (op === 'write' && file.endsWith('.ack-watermark.tmp') && refused++ === 0) return errno('ENOSPC')
+      return undefined
+    }
+    await slot.ack(40n)
+    expect(refused).toBe(2)
+    const names = await readdir(path.join(sfDir, 'default'))
+    expect(names.filter((n) => n.endsWith('.sfa'))).toEqual(['sf-0000000000000002.sfa'])
+    await slot.close()
+    expect((await contents(sfDir)).length).toBe(10)
+  })
+})

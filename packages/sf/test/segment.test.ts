@@ -1,0 +1,73 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { encodeFrame, encodeSegmentHeader } from '../src/format.js'
+import { nodeFs, writeFully } from '../src/io.js'
+import { createZeroFilledFile, FRAME_END, FrameReader, scanSegment } from '../src/segment.js'
+import { payload, tmpSfDir } from './support/helpers.js'
+
+async function segmentFile(frames: Buffer[], size: number, tail?: Buffer) {
+  const dir = await tmpSfDir()
+  const file = await createZeroFilledFile(nodeFs, path.join(dir, 'sf-0000000000000001.sfa'), size)
+  let at = 0
+  for (const b of [encodeSegmentHeader(1n, 0), ...frames, ...(tail ? [tail] : [])]) {
+    await writeFully(file, b, 0, b.length, at)
+    at += b.length
+  }
+  return { dir, file }
+}
+
+describe('createZeroFilledFile', () => {
+  it('makes a file of real zero bytes of the given size', async () => {
+    const dir = await tmpSfDir()
+    const f = await createZeroFilledFile(nodeFs, path.join(dir, 'x'), 3 * 1024 * 1024 + 5)
+    expect(await f.size()).toBe(3 * 1024 * 1024 + 5)
+    const b = Buffer.alloc(100)
+    await f.read(b, 0, 100, 2 * 1024 * 1024)
+    expect(b.every((x) => x === 0)).toBe(true)
+    await f.close()
+  })
+})
+
+describe('FrameReader', () => {
+  it('reads frames across chunk boundaries and frames larger than its buffer', async () => {
+    const payloads = [payload(1, 10), payload(2, 5000), payload(3, 3), payload(4, 700)]
+    const { file } = await segmentFile(payloads.map(encodeFrame), 16384)
+    const reader = new FrameReader(file, 32, 16384, 64)
+    for (const p of payloads) {
+      const n = await reader.nextFrame()
+      expect(n).toBe(p.length)
+      expect(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n)).toEqual(p)
+    }
+    expect(await reader.nextFrame()).toBeLessThan(0) // zero fill
+    await file.close()
+  })
+
+  it('stops exactly at its limit', async () => {
+    const { file } = await segmentFile([encodeFrame(payload(1, 10))], 4096)
+    const reader = new FrameReader(file, 32, 32 + 18)
+    expect(await reader.nextFrame()).toBe(10)
+    expect(await reader.nextFrame()).toBe(FRAME_END)
+    await file.close()
+  })
+})
+
+describe('scanSegment', () => {
+  it('counts frames, finds the end and reports a torn tail', async () => {
+    const half = encodeFrame(payload(9, 100)).subarray(0, 60)
+    const { dir, file } = await segmentFile([encodeFrame(payload(1)), encodeFrame(payload(2))], 4096, half)
+    await file.close()
+    const scan = await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')
+    expect(scan).toMatchObject({ count: 2, end: 32 + 2 * 108, damaged: false, fileBytes: 4096 })
+    if (typeof scan === 'string') throw new Error(scan)
+    expect(scan.tornBytes).toBeGreaterThan(50)
+    expect(scan.tornEnd).toBe(32 + 2 * 108 + 60)
+  })
+
+  it('tells damage (a valid frame after the invalid one) from a torn tail', async () => {
+    const frames = [1, 2, 3].map((i) => encodeFrame(payload(i)))
+    frames[1]![20]! ^= 1
+    const { dir, file } = await segmentFile(frames, 4096)
+    await file.close()
+    expect(await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')).toMatchObject({ count: 1, damaged: true })
+  })
+})

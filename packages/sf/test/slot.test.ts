@@ -1,0 +1,316 @@
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { openSlot } from '../src/slot.js'
+import { appendAll, captureLogger, collect, payload, tmpSfDir } from './support/helpers.js'
+
+const small = { maxSegmentBytes: 4096, maxTotalBytes: 64 * 4096 }
+
+describe('openSlot: append, replay, ack, reopen', () => {
+  it('numbers frames from 1 and replays them byte-identical in order', async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, ...small })
+    const payloads = Array.from({ length: 200 }, (_, i) => payload(i, 50 + (i % 7) * 30))
+    const fsns = await appendAll(slot, payloads)
+    expect(fsns).toEqual(payloads.map((_, i) => BigInt(i + 1)))
+    expect(slot.publishedFsn).toBe(200n)
+    const frames = await collect(slot.replay())
+    expect(frames.map((f) => f.fsn)).toEqual(fsns)
+    frames.forEach((f, i) => expect(Buffer.from(f.payload)).toEqual(payloads[i]))
+    expect((await collect(slot.replay(150n))).map((f) => f.fsn)).toEqual(fsns.slice(149))
+    await slot.close()
+  })
+
+  it('rotates into sf-<gen>.sfa files of exactly maxSegmentBytes', async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, ...small })
+    await appendAll(slot, Array.from({ length: 100 }, (_, i) => payload(i, 200)))
+    const names = (await readdir(path.join(sfDir, 'default'))).filter((n) => n.endsWith('.sfa')).sort()
+    expect(names.length).toBeGreaterThanOrEqual(5)
+    expect(names[0]).toBe('sf-0000000000000001.sfa')
+    for (const n of names) expect((await stat(path.join(sfDir, 'default', n))).size).toBe(4096)
+    expect(slot.stats().segments).toBe(names.length)
+    await slot.close()
+  })
+
+  it('reopens with every frame, continues the FSNs and acked state', async () => {
+    const sfDir = await tmpSfDir()
+    let slot = await openSlot({ sfDir, ...small })
+    const payloads = Array.from({ length: 120 }, (_, i) => payload(i, 150))
+    await appendAll(slot, payloads)
+    await slot.ack(40n)
+    await slot.close()
+    slot = await openSlot({ sfDir, ...small })
+    expect(slot.publishedFsn).toBe(120n)
+    expect(slot.ackedFsn).toBe(40n)
+    const frames = await collect(slot.replay())
+    expect(frames.map((f) => f.fsn)).toEqual(Array.from({ length: 80 }, (_, i) => BigInt(i + 41)))
+    frames.forEach((f) => expect(Buffer.from(f.payload)).toEqual(payloads[Number(f.fsn) - 1]))
+    expect(await slot.append(payload(999))).toBe(121n)
+    await slot.close()
+  })
+
+  it('ack persists the watermark and deletes fully acked segments only', async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, ...small })
+    await appendAll(slot, Array.from({ length: 100 }, (_, i) => payload(i, 200)))
+    const before = slot.stats().segments
+    await slot.ack(50n)
+    const after = slot.stats().segments
+    expect(after).toBeLessThan(before)
+    const wm = await readFile(path.join(sfDir, 'default', '.ack-watermark'))
+    expect(wm.length).toBe(16)
+    expect(wm.readBigUInt64LE(8)).toBe(50n)
+    // frames above the ack are still all there
+    expect((await collect(slot.replay())).map((f) => f.fsn)).toEqual(Array.from({ length: 50 }, (_, i) => BigInt(i + 51)))
+    await slot.close()
+  })
+
+  it('rejects an ack above publishedFsn with SF_ACK_OUT_OF_RANGE and ignores a lower one', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
+    await slot.append(payload(1))
+    await expect(slot.ack(2n)).rejects.toMatchObject({ code: 'SF_ACK_OUT_OF_RANGE' })
+    await slot.ack(1n)
+    await slot.ack(0n)
+    expect(slot.ackedFsn).toBe(1n)
+    await slot.close()
+  })
+
+  it('a clean shutdown that drained everything reopens as a fresh slot, with FSNs continuing', async () => {
+    const sfDir = await tmpSfDir()
+    let slot = await openSlot({ sfDir, ...small })
+    await appendAll(slot, Array.from({ length: 60 }, (_, i) => payload(i, 200)))
+    await slot.ack(60n)
+    await slot.close()
+    const names = await readdir(path.join(sfDir, 'default'))
+    expect(names.filter((n) => n.includes('.sfa'))).toEqual([])
+    expect(names).toContain('.ack-watermark')
+    slot = await openSlot({ sfDir, ...small })
+    expect(await collect(slot.replay())).toEqual([])
+    expect(slot.stats().segments).toBe(0)
+    expect(await slot.append(payload(1))).toBe(61n)
+    await slot.close()
+  })
+
+  it('refuses a frame larger than a segment with SF_FRAME_TOO_LARGE and stays usable', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
+    await expect(slot.append(Buffer.alloc(4096))).rejects.toMatchObject({ code: 'SF_FRAME_TOO_LARGE' })
+    // the largest frame that fits: segment - header - frame header
+    expect(await slot.append(Buffer.alloc(4096 - 32 - 8, 1))).toBe(1n)
+    expect(await slot.append(payload(2))).toBe(2n)
+    expect((await collect(slot.replay())).length).toBe(2)
+    await slot.close()
+  })
+
+  it('replay streams a slot larger than its read buffer, frame by frame', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), maxSegmentBytes: 4 << 20, maxTotalBytes: 64 << 20 })
+    const big = Array.from({ length: 12 }, (_, i) => payload(i, 1_500_000))
+    for (const p of big) await slot.append(p)
+    let n = 0
+    for await (const f of slot.replay()) {
+      expect(Buffer.from(f.payload).equals(big[n]!)).toBe(true)
+      n++
+    }
+    expect(n).toBe(12)
+    await slot.close()
+  })
+
+  it('replay keeps going while acks delete the segments it reads', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
+    await appendAll(slot, Array.from({ length: 100 }, (_, i) => payload(i, 200)))
+    const seen: bigint[] = []
+    for await (const f of slot.replay()) {
+      seen.push(f.fsn)
+      await slot.ack(f.fsn)
+    }
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => BigInt(i + 1)))
+    expect(slot.stats().segments).toBe(1)
+    await slot.close()
+  })
+
+  it('notifies onPublished and onAcked listeners, and unsubscribes', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
+    const published: bigint[] = []
+    const acked: bigint[] = []
+    const off = slot.onPublished((f) => published.push(f))
+    slot.onAcked((f) => acked.push(f))
+    await appendAll(slot, [payload(1), payload(2), payload(3)])
+    await slot.ack(2n)
+    off()
+    await slot.append(payload(4))
+    expect(published.at(-1)).toBe(3n)
+    expect(acked).toEqual([2n])
+    await slot.close()
+  })
+
+  it('rejects use after close with SF_SLOT_CLOSED', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
+    await slot.close()
+    await expect(slot.append(payload(1))).rejects.toMatchObject({ code: 'SF_SLOT_CLOSED' })
+    await slot.close()
+  })
+
+  it('close waits for appends queued before it', async () => {
+    const sfDir = await tmpSfDir()
+    let slot = await openSlot({ sfDir, ...small })
+    const pending = appendAll(slot, Array.from({ length: 50 }, (_, i) => payload(i)))
+    await slot.close()
+    expect((await pending).length).toBe(50)
+    slot = await openSlot({ sfDir, ...small })
+    expect(slot.publishedFsn).toBe(50n)
+    await slot.close()
+  })
+
+  it('rejects bad options with SF_INVALID_OPTION', async () => {
+    const sfDir = await tmpSfDir()
+    await expect(openSlot({ sfDir, senderId: '../x' })).rejects.toMatchObject({ code: 'SF_INVALID_OPTION' })
+    await expect(openSlot({ sfDir, maxSegmentBytes: 100 })).rejects.toMatchObject({ code: 'SF_INVALID_OPTION' })
+    await expect(openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 4096 })).rejects.toMatchObject({
+      code: 'SF_INVALID_OPTION',
+    })
+  })
+})
+
+describe('durability modes', () => {
+  it("'append' shares one fdatasync among concurrent appends (group commit)", async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), maxSegmentBytes: 1 << 20, maxTotalBytes: 64 << 20 })
+    await appendAll(slot, Array.from({ length: 1000 }, (_, i) => payload(i, 100)))
+    const { appends, syncs } = slot.stats()
+    expect(appends).toBe(1000)
+    expect(syncs).toBeLessThan(20)
+    await slot.close()
+  })
+
+  it("'append' syncs before every resolve of sequential appends", async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
+    for (let i = 0; i < 5; i++) await slot.append(payload(i))
+    expect(slot.stats().syncs).toBe(5)
+    await slot.close()
+  })
+
+  it("'periodic' syncs on its timer, not per append", async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, ...small, durability: 'periodic', syncIntervalMs: 20 })
+    for (let i = 0; i < 5; i++) await slot.append(payload(i))
+    expect(slot.stats().syncs).toBeLessThanOrEqual(1)
+    await new Promise((r) => setTimeout(r, 100))
+    expect(slot.stats().syncs).toBeGreaterThanOrEqual(1)
+    await slot.close()
+  })
+
+  it("'memory' never syncs appends but keeps frames across a clean reopen", async () => {
+    const sfDir = await tmpSfDir()
+    let slot = await openSlot({ sfDir, ...small, durability: 'memory' })
+    for (let i = 0; i < 5; i++) await slot.append(payload(i))
+    expect(slot.stats().syncs).toBe(1) // the new segment's header, once
+    await slot.close()
+    slot = await openSlot({ sfDir, ...small })
+    expect(slot.publishedFsn).toBe(5n)
+    await slot.close()
+  })
+})
+
+describe('capacity', () => {
+  const tiny = { maxSegmentBytes: 1024, maxTotalBytes: 3 * 1024 }
+
+  it('append fails at once with SF_BACKPRESSURE when the segment budget is used, and counts the stall', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...tiny })
+    let n = 0
+    const err = await (async () => {
+      for (;;) {
+        await slot.append(payload(n, 200))
+        n++
+      }
+    })().catch((e) => e)
+    expect(err.code).toBe('SF_BACKPRESSURE')
+    expect(err.message).toMatch(/maxTotalBytes 3072/)
+    expect(n).toBe(12) // 3 segments × 4 frames of 208 bytes in 992 usable bytes
+    expect(slot.stats().backpressureStalls).toBe(1)
+    expect(slot.stats().totalBytes).toBeLessThanOrEqual(3 * 1024)
+    await slot.close()
+  })
+
+  it('appendBlocking waits for acks to free space without blocking the event loop', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...tiny, appendDeadlineMs: 5000 })
+    for (let i = 0; i < 12; i++) await slot.append(payload(i, 200))
+    let ticks = 0
+    const ticker = setInterval(() => ticks++, 5)
+    const blocked = slot.appendBlocking(payload(12, 200))
+    await new Promise((r) => setTimeout(r, 50))
+    await slot.ack(4n)
+    expect(await blocked).toBe(13n)
+    clearInterval(ticker)
+    expect(ticks).toBeGreaterThan(3)
+    expect(slot.stats().backpressureStalls).toBe(1)
+    await slot.close()
+  })
+
+  it('appendBlocking gives up after appendDeadlineMs with SF_APPEND_DEADLINE saying why', async () => {
+    const slot = await openSlot({
+      sfDir: await tmpSfDir(),
+      ...tiny,
+      appendDeadlineMs: 60,
+      describeStall: () => 'reconnecting since 12:00, attempt 3',
+    })
+    for (let i = 0; i < 12; i++) await slot.append(payload(i, 200))
+    const err = await slot.appendBlocking(payload(12, 200)).catch((e) => e)
+    expect(err.code).toBe('SF_APPEND_DEADLINE')
+    expect(err.message).toMatch(/no ack arrived/)
+    expect(err.message).toMatch(/reconnecting since 12:00, attempt 3/)
+    await slot.close()
+  })
+
+  it('appendBlocking rejects waiting appenders when the slot closes', async () => {
+    const slot = await openSlot({ sfDir: await tmpSfDir(), ...tiny, appendDeadlineMs: 10_000 })
+    for (let i = 0; i < 12; i++) await slot.append(payload(i, 200))
+    const blocked = expect(slot.appendBlocking(payload(12, 200))).rejects.toMatchObject({ code: 'SF_SLOT_CLOSED' })
+    await slot.close()
+    await blocked
+  })
+})
+
+describe('.failed', () => {
+  it('markFailed writes the UTF-8 reason', async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, ...small })
+    await slot.markFailed('reconnect budget exhausted — ü')
+    expect(await readFile(path.join(sfDir, 'default', '.failed'), 'utf8')).toBe('reconnect budget exhausted — ü')
+    await slot.close()
+  })
+})
+
+describe('recovery through openSlot', () => {
+  it('logs a torn tail as information and keeps appending after the last valid frame', async () => {
+    const sfDir = await tmpSfDir()
+    let slot = await openSlot({ sfDir, ...small })
+    await appendAll(slot, [payload(1), payload(2)])
+    await slot.close()
+    const seg = path.join(sfDir, 'default', 'sf-0000000000000001.sfa')
+    const bytes = await readFile(seg)
+    const end = 32 + 2 * 108
+    bytes.fill(0x5a, end, end + 40) // a frame whose write was cut short
+    await writeFile(seg, bytes)
+    const logger = captureLogger()
+    slot = await openSlot({ sfDir, ...small, logger })
+    expect(slot.stats().tornTailBytes).toBe(40)
+    expect(logger.text('info')).toMatch(/torn tail in sf-0000000000000001.sfa: 40 bytes/)
+    expect(await slot.append(payload(3))).toBe(3n)
+    await slot.close()
+    slot = await openSlot({ sfDir, ...small, logger: captureLogger() })
+    expect(slot.stats().tornTailBytes).toBe(0)
+    expect((await collect(slot.replay())).map((f) => Buffer.from(f.payload))).toEqual([payload(1), payload(2), payload(3)])
+    await slot.close()
+  })
+
+  it('removes leftover temporary files', async () => {
+    const sfDir = await tmpSfDir()
+    let slot = await openSlot({ sfDir, ...small })
+    await slot.append(payload(1))
+    await slot.close()
+    await writeFile(path.join(sfDir, 'default', 'sf-0000000000000009.sfa.tmp'), Buffer.alloc(4096))
+    slot = await openSlot({ sfDir, ...small })
+    expect(await readdir(path.join(sfDir, 'default'))).not.toContain('sf-0000000000000009.sfa.tmp')
+    await slot.close()
+    await rm(sfDir, { recursive: true })
+  })
+})

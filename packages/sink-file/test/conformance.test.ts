@@ -1,0 +1,5 @@
+import { overwriteOnRetrySuite } from '@skippr/conformance'
+import { fileHarness } from './helpers.js'
+
+overwriteOnRetrySuite(fileHarness('jsonl'))
+overwriteOnRetrySuite(fileHarness('csv'))

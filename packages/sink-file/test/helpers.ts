@@ -1,0 +1,32 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import type { SinkHarness } from '@skippr/conformance'
+import { decodeRows, parseCsvWithHeader } from '@skippr/conformance'
+import type { RecordFormat } from '@skippr/connector-api'
+import { FileSink, namespaceDir } from '../src/index.js'
+
+/** Every row in a namespace's finished files (temporary files are hidden and skipped). */
+export async function readRows(root: string, namespace: string): Promise<Record<string, unknown>[]> {
+  const dir = namespaceDir(root, namespace)
+  const names = await readdir(dir).catch(() => [] as string[])
+  const rows: Record<string, unknown>[] = []
+  for (const name of names.filter((n) => !n.startsWith('.')).sort()) {
+    const text = await readFile(path.join(dir, name), 'utf8')
+    rows.push(...(name.endsWith('.csv') ? parseCsvWithHeader(text) : decodeRows(text, 'jsonl', [])))
+  }
+  return rows
+}
+
+export function fileHarness(format: RecordFormat): SinkHarness {
+  let root = ''
+  return {
+    name: `file (${format})`,
+    setup: async () => {
+      root = await mkdtemp(path.join(tmpdir(), 'skippr-file-'))
+    },
+    createSink: async () => new FileSink({ path: 'out', format }, { configDir: root }),
+    readRows: (namespace) => readRows(path.join(root, 'out'), namespace),
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  }
+}

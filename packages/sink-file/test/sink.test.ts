@@ -1,0 +1,123 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { makeBatch, rawPart } from '@skippr/conformance'
+import type { Field, NamespaceSchema, WriteOutcome } from '@skippr/connector-api'
+import { BAD_RECORD, hasCode, parseConnectorConfig } from '@skippr/connector-api'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { sink as definition, FILE_WRITE_FAILED, FileSink, safeName } from '../src/index.js'
+
+const fields: Field[] = [
+  { name: 'id', type: 'long' },
+  { name: 'name', type: 'string' },
+  { name: 'ok', type: 'boolean' },
+  { name: 'price', type: 'double' },
+  { name: 'doc', type: 'json' },
+]
+const schema: NamespaceSchema = { namespace: 'rentals', fields }
+const CSV = '1,"a ""b"", c",true,1.5,"{""k"":[1,null]}"\n2,"",,,\n3,,false,-0.002,"""text"""\n'
+const JSONL =
+  '{"id":1,"name":"a \\"b\\", c","ok":true,"price":1.5,"doc":{"k":[1,null]}}\n' +
+  '{"id":2,"name":"","ok":null,"price":null,"doc":null}\n' +
+  '{"id":3,"name":null,"ok":false,"price":-0.002,"doc":"text"}\n'
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'skippr-file-'))
+})
+afterEach(() => rm(dir, { recursive: true, force: true }))
+
+const sinkFor = (format: 'csv' | 'jsonl') => new FileSink({ path: 'out', format }, { configDir: dir })
+const file = (name: string) => path.join(dir, 'out', 'rentals', name)
+const batchOf = (format: 'csv' | 'jsonl', body: string) =>
+  makeBatch({ pipeline: 'bikehire', epoch: 'e1', seq: 7, parts: [rawPart(schema, format, body, 3)] })
+
+function errorOf(outcome: WriteOutcome): Error {
+  if (!('error' in outcome)) throw new Error(`expected an error, got ${outcome.status}`)
+  return outcome.error
+}
+
+describe('FileSink output', () => {
+  it('csv: a header, then a csv part byte for byte, at the path derived from the identity', async () => {
+    const sink = sinkFor('csv')
+    await sink.prepare(schema)
+    expect(await sink.write(batchOf('csv', CSV))).toEqual({ status: 'landed', rows: 3 })
+    expect(await readFile(file('bikehire-e1-000000000007.csv'), 'utf8')).toBe(
+      `"id","name","ok","price","doc"\n${CSV}`,
+    )
+  })
+
+  it('csv: a jsonl part becomes typed csv (numbers and booleans bare, text and JSON quoted, NULL empty)', async () => {
+    const sink = sinkFor('csv')
+    await sink.prepare(schema)
+    await sink.write(batchOf('jsonl', JSONL))
+    expect(await readFile(file('bikehire-e1-000000000007.csv'), 'utf8')).toBe(
+      `"id","name","ok","price","doc"\n${CSV}`,
+    )
+  })
+
+  it('jsonl: a csv part becomes typed JSON lines', async () => {
+    const sink = sinkFor('jsonl')
+    await sink.prepare(schema)
+    await sink.write(batchOf('csv', CSV))
+    expect(await readFile(file('bikehire-e1-000000000007.jsonl'), 'utf8')).toBe(JSONL)
+  })
+
+  it('a retry rewrites the same file whole and leaves no temporary file', async () => {
+    const sink = sinkFor('jsonl')
+    await sink.prepare(schema)
+    await sink.write(batchOf('jsonl', '{"id":1}\n{"id":2}\n{"id":3}\n'))
+    await sink.write(batchOf('jsonl', JSONL))
+    expect(await readdir(path.join(dir, 'out', 'rentals'))).toEqual(['bikehire-e1-000000000007.jsonl'])
+    expect(await readFile(file('bikehire-e1-000000000007.jsonl'), 'utf8')).toBe(JSONL)
+  })
+
+  it('a record that does not match its type is fatal and writes nothing', async () => {
+    const sink = sinkFor('jsonl')
+    await sink.prepare(schema)
+    const outcome = await sink.write(batchOf('csv', '1,"x",true,1.5,\n2,"y",maybe,1,\n'))
+    expect(outcome.status).toBe('fatal')
+    expect(hasCode(errorOf(outcome), BAD_RECORD)).toBe(true)
+    expect(errorOf(outcome).message).toContain('"maybe" is not a valid boolean for field ok')
+    expect(await readdir(path.join(dir, 'out', 'rentals'))).toEqual([])
+  })
+
+  it('an output path that cannot be created is retry with the file in the message', async () => {
+    await writeFile(path.join(dir, 'out'), 'a file where the directory should be')
+    const outcome = await sinkFor('csv').write(batchOf('csv', CSV))
+    expect(outcome.status).toBe('retry')
+    expect(hasCode(errorOf(outcome), FILE_WRITE_FAILED)).toBe(true)
+    expect(errorOf(outcome).message).toContain(path.join('out', 'rentals', 'bikehire-e1-000000000007.csv'))
+  })
+
+  it('removes temporary files of dead processes when preparing, keeps those of live ones', async () => {
+    const ns = path.join(dir, 'out', 'rentals')
+    await mkdir(ns, { recursive: true })
+    await writeFile(path.join(ns, '.p-e-000000000001.csv.999999999.tmp'), 'partial')
+    await writeFile(path.join(ns, `.p-e-000000000002.csv.${process.pid}.tmp`), 'in progress')
+    await sinkFor('csv').prepare(schema)
+    expect(await readdir(ns)).toEqual([`.p-e-000000000002.csv.${process.pid}.tmp`])
+  })
+})
+
+describe('file names', () => {
+  it('encodes unsafe characters, % and a leading dot, so names stay distinct and inside the output', () => {
+    expect(safeName('Order "Lines" x')).toBe('Order %22Lines%22 x')
+    expect(safeName('../etc/passwd')).toBe('%2E.%2Fetc%2Fpasswd')
+    expect(safeName('50%')).toBe('50%25')
+    expect(safeName('東京')).toBe('東京')
+  })
+})
+
+describe('File config', () => {
+  const at = { file: 'skippr.yml', path: 'data_sinks.out.File' }
+  it('needs a path and a format of jsonl or csv', () => {
+    expect(parseConnectorConfig(definition, { path: './out', format: 'csv' }, at)).toEqual({
+      path: './out',
+      format: 'csv',
+    })
+    expect(() => parseConnectorConfig(definition, { path: './out', format: 'xml' }, at)).toThrow(
+      'skippr.yml: data_sinks.out.File.format:',
+    )
+  })
+})

@@ -1,0 +1,45 @@
+import { stat } from 'node:fs/promises'
+import { basename, extname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { glob, isDynamicPattern } from 'tinyglobby'
+
+export interface MatchedFile {
+  /** The path relative to the config directory, with `/`: the file's key in the resume offset. */
+  readonly key: string
+  readonly path: string
+}
+
+/**
+ * The files `pattern` matches now, in key order. A pattern without wildcards is a plain path, so
+ * names with brackets or braces need no escaping.
+ */
+export async function matchFiles(pattern: string, configDir: string): Promise<MatchedFile[]> {
+  const paths = isDynamicPattern(pattern)
+    ? await glob(pattern, { cwd: configDir, absolute: true, onlyFiles: true, expandDirectories: false })
+    : await existingFile(resolve(configDir, pattern))
+  return paths
+    .map((path) => ({ key: keyOf(path, configDir), path }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+}
+
+async function existingFile(path: string): Promise<string[]> {
+  const found = await stat(path).catch(() => undefined)
+  return found?.isFile() ? [path] : []
+}
+
+function keyOf(path: string, configDir: string): string {
+  const rel = relative(configDir, path)
+  return (isAbsolute(rel) ? rel : rel.split(sep).join('/')) || basename(path)
+}
+
+/**
+ * The namespace for a path without a configured one: the file name without its extension, with
+ * wildcards and the separators next to them removed (`data/rentals-*.csv` → `rentals`).
+ * Undefined when nothing is left (`*.csv`).
+ */
+export function defaultNamespace(pattern: string): string | undefined {
+  const name = basename(pattern)
+  const stem = isDynamicPattern(pattern) ? name.replace(/\{[^}]*\}|\[[^\]]*\]|[*?!+@()]/g, '') : name
+  const bare = stem.slice(0, stem.length - extname(stem).length || undefined)
+  const trimmed = bare.replace(/^[-_.\s]+|[-_.\s]+$/g, '')
+  return trimmed || undefined
+}

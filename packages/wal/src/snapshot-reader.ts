@@ -1,0 +1,120 @@
+/**
+ * A read-only view of a pipeline's pending batches for another process — `skipprd query` and
+ * `skipprd df` — while a sync may be writing the same WAL. It takes neither the slot lock nor the
+ * writer lease and writes nothing; the writer cannot notice it. (Added beside the writer's files by
+ * the query work; it uses the same batch assembly as `Wal.pending()`.)
+ *
+ * It sees a consistent snapshot: every batch committed after the last landed one, in commit order,
+ * up to the last whole batch when the read reaches the log's end. A batch still being committed is
+ * never seen in part (its batch frame is what makes it whole), and batches landed and trimmed while
+ * it reads do not disturb it (see `openSlotSnapshot` in `@skippr/sf`). The epoch is read before and
+ * after the log, so it is the epoch of the batches seen; while a reset is under way the snapshot is
+ * empty.
+ */
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { openSlotSnapshot, type SlotSnapshot } from '@skippr/sf'
+import { BatchAssembler } from './assemble.js'
+import { slotName } from './disk.js'
+import { WalStorageUnavailableError } from './errors.js'
+import { isEpoch } from './frame.js'
+import { parseStorage } from './settings.js'
+import type { WalBatch } from './types.js'
+
+/** A reset rewrites the metadata twice in quick succession; a reader that keeps seeing it change waits it out. */
+const MAX_ATTEMPTS = 20
+
+export interface WalSnapshotOptions {
+  readonly pipeline: string
+  /** The pipeline's data directory, as given to openWal(). */
+  readonly dataDir: string
+  /** WAL_STORAGE: only `disk` can be read this way. */
+  readonly storage?: string
+}
+
+export interface WalSnapshot {
+  readonly pipeline: string
+  /** The epoch of the batches in the snapshot; undefined for a pipeline whose WAL was never opened. */
+  readonly epoch: string | undefined
+  /** Seq of the last landed batch (0 when none landed): the snapshot holds the batches after it. */
+  readonly landedSeq: bigint
+  /**
+   * The pending batches, oldest first, one at a time; with `afterSeq` only those after that seq,
+   * which must be the seq of a batch an earlier snapshot of the same epoch returned (the log up to
+   * it is stepped over unread). Read it once; it closes the snapshot.
+   */
+  batches(afterSeq?: bigint): AsyncGenerator<WalBatch>
+  /** Releases the snapshot's files without reading (batches() does it when it ends). */
+  close(): Promise<void>
+}
+
+interface Meta {
+  readonly epoch: string
+  readonly resetting: boolean
+}
+
+export async function openWalSnapshot(options: WalSnapshotOptions): Promise<WalSnapshot> {
+  const storage = parseStorage(options.storage)
+  if (storage !== 'disk') throw new WalStorageUnavailableError(storage)
+  const sfDir = path.join(options.dataDir, 'wal')
+  const senderId = slotName(options.pipeline)
+  const metaFile = path.join(sfDir, `${senderId}.wal-meta`)
+  for (let attempt = 1; ; attempt++) {
+    const before = await readMeta(metaFile)
+    const slot = await openSlotSnapshot({ sfDir, senderId })
+    const after = await readMeta(metaFile)
+    const location = path.join(sfDir, senderId)
+    if (before?.epoch === after?.epoch && !before?.resetting && !after?.resetting) {
+      return new Snapshot(options.pipeline, location, after?.epoch, slot)
+    }
+    await slot.close()
+    // Still resetting (or a reset that died half-way, finished by the writer's next open): nothing is pending.
+    if (attempt === MAX_ATTEMPTS) return new Snapshot(options.pipeline, location, after?.epoch, undefined)
+  }
+}
+
+/** The WAL's metadata record (see disk.ts); unreadable counts as absent: the writer rewrites it on open. */
+async function readMeta(file: string): Promise<Meta | undefined> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw e
+  }
+  try {
+    const v = JSON.parse(text) as { version?: unknown; epoch?: unknown; resetting?: unknown }
+    if (v.version !== 1 || typeof v.epoch !== 'string' || !isEpoch(v.epoch)) return undefined
+    return { epoch: v.epoch, resetting: v.resetting === true }
+  } catch {
+    return undefined
+  }
+}
+
+class Snapshot implements WalSnapshot {
+  constructor(
+    readonly pipeline: string,
+    private readonly location: string,
+    readonly epoch: string | undefined,
+    /** Undefined: a reset is under way, nothing is pending. */
+    private readonly slot: SlotSnapshot | undefined,
+  ) {}
+
+  get landedSeq(): bigint {
+    return this.slot?.ackedFsn ?? 0n
+  }
+
+  async *batches(afterSeq?: bigint): AsyncGenerator<WalBatch> {
+    if (this.slot === undefined) return
+    const assembler = new BatchAssembler(this.pipeline, (fsn) => `${this.location} frame ${fsn}`)
+    const from = afterSeq === undefined ? undefined : afterSeq + 1n
+    for await (const { fsn, payload } of this.slot.frames(from)) {
+      const batch = assembler.push(fsn, payload)
+      if (batch !== undefined) yield batch
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.slot?.close()
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * @skippr/sf sender benchmark (issue 3), beside the raw limit in the same run:
+ *
+ *  (a) records/s and MB/s from a Sender (disk slot, durability=append, acks from a Receiver) to the
+ *      receiver's application over loopback, for 1 KiB and 64 KiB records, vs a raw `ws` send loop of the
+ *      same records (no persistence, no acks). Target ≥ 0.7× raw at 64 KiB.
+ *  (b) time to replay a backlog after reconnect: the sender appends while the receiver is down, then the
+ *      receiver comes up and the backlog is read back from disk and delivered; with peak RSS (the backlog
+ *      is never held in memory).
+ *
+ * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
+ * Run:  pnpm --filter @skippr/bench sf-send
+ * Env:  SKIPPR_BENCH_SF_MB          MB sent per side and record size in (a) (default 256)
+ *       SKIPPR_BENCH_SF_BACKLOG_MB  backlog in (b) (default 512; the issue's figure is 1024)
+ *       SKIPPR_BENCH_DIR            where the slot goes (default: the OS temp dir)
+ */
+import * as fsp from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { createReceiver, Sender } from '@skippr/sf'
+import { WebSocket, WebSocketServer } from 'ws'
+
+const MB = 1_000_000
+const KiB = 1024
+const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback)
+/** Appends in flight at once: concurrent appends share one fdatasync (group commit). */
+const APPEND_WINDOW = 64
+
+interface Result {
+  records: number
+  bytes: number
+  seconds: number
+}
+
+const rate = (r: Result): string =>
+  `${Math.round(r.records / r.seconds)
+    .toLocaleString('en-US')
+    .padStart(9)} records/s  ${(r.bytes / MB / r.seconds).toFixed(1).padStart(7)} MB/s`
+
+const root = await fsp.mkdtemp(
+  path.join(process.env.SKIPPR_BENCH_DIR ?? os.tmpdir(), 'skippr-bench-sf-send-'),
+)
+try {
+  console.log(
+    `@skippr/sf send bench — node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+  )
+  const mb = env('SKIPPR_BENCH_SF_MB', 256)
+  for (const size of [1 * KiB, 64 * KiB]) {
+    const count = Math.max(1, Math.floor((mb * MB) / size))
+    const raw = await rawWs(size, count)
+    const sf = await sfSend(size, count, 'append')
+    console.log(`(a) ${size / KiB} KiB records × ${count.toLocaleString('en-US')}`)
+    console.log(`    raw ws (no persistence, no acks)     ${rate(raw)}`)
+    console.log(
+      `    Sender, durability=append, acked     ${rate(sf)}   ratio ${(raw.seconds / sf.seconds).toFixed(2)}×`,
+    )
+  }
+  await replayBacklog(env('SKIPPR_BENCH_SF_BACKLOG_MB', 512))
+} finally {
+  await fsp.rm(root, { recursive: true, force: true })
+}
+
+/** The raw limit: one ws client sends every record as a binary message; done when the server has them all. */
+async function rawWs(size: number, count: number): Promise<Result> {
+  const server = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false })
+  await new Promise((resolve) => server.once('listening', resolve))
+  const total = size * count
+  server.on('connection', (ws) => {
+    let received = 0
+    ws.on('message', (data: Buffer) => {
+      received += data.length
+      if (received === total) ws.send('done')
+    })
+  })
+  const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, {
+    perMessageDeflate: false,
+  })
+  await new Promise((resolve) => client.once('open', resolve))
+  const payload = Buffer.alloc(size, 7)
+  const done = new Promise((resolve) => client.once('message', resolve))
+  const start = performance.now()
+  for (let i = 0; i < count; i++) {
+    client.send(payload)
+    // Respect the socket like any real sender would, instead of queueing everything in memory.
+    if (client.bufferedAmount > 4 * 1024 * KiB) await new Promise((resolve) => setImmediate(resolve))
+  }
+  await done
+  const seconds = (performance.now() - start) / 1000
+  client.close()
+  await new Promise((resolve) => server.close(resolve))
+  return { records: count, bytes: total, seconds }
+}
+
+/** Records through a Sender (disk slot) to a Receiver; done when every record is acknowledged. */
+async function sfSend(size: number, count: number, durability: 'append' | 'periodic'): Promise<Result> {
+  let delivered = 0
+  const receiver = await createReceiver({
+    port: 0,
+    onFrames: ({ frames }) => {
+      delivered += frames.length
+      return undefined
+    },
+  })
+  const sfDir = await fsp.mkdtemp(path.join(root, 'a-'))
+  const sender = await Sender.fromConfig(
+    `ws::addr=127.0.0.1:${receiver.port};sf_dir=${sfDir};sf_durability=${durability};`,
+  )
+  const payload = Buffer.alloc(size, 7)
+  const start = performance.now()
+  await produce(sender, payload, count)
+  await sender.flush()
+  const seconds = (performance.now() - start) / 1000
+  if (delivered !== count) throw new Error(`receiver got ${delivered} of ${count} records`)
+  await sender.close()
+  await receiver.close()
+  await fsp.rm(sfDir, { recursive: true, force: true })
+  return { records: count, bytes: size * count, seconds }
+}
+
+async function produce(sender: Sender, payload: Buffer, count: number): Promise<void> {
+  for (let i = 0; i < count; i += APPEND_WINDOW) {
+    const group = Array.from({ length: Math.min(APPEND_WINDOW, count - i) }, () =>
+      sender.sendBlocking(payload),
+    )
+    await Promise.all(group)
+  }
+}
+
+/** Appends a backlog while no receiver listens, then measures how long delivering it takes once one does. */
+async function replayBacklog(mb: number): Promise<void> {
+  const size = 64 * KiB
+  const count = Math.floor((mb * MB) / size)
+  const port = await freePort()
+  const sfDir = await fsp.mkdtemp(path.join(root, 'b-'))
+  const sender = await Sender.fromConfig(
+    `ws::addr=127.0.0.1:${port};sf_dir=${sfDir};reconnect_initial_backoff_millis=50;reconnect_max_backoff_millis=100;`,
+    { onError: () => {} },
+  )
+  const payload = Buffer.alloc(size, 7)
+  const appendStart = performance.now()
+  await produce(sender, payload, count)
+  const appendSeconds = (performance.now() - appendStart) / 1000
+  let delivered = 0
+  let peakRss = process.memoryUsage.rss()
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss())
+  }, 20)
+  const start = performance.now()
+  const receiver = await createReceiver({
+    port,
+    onFrames: ({ frames }) => {
+      delivered += frames.length
+      return undefined
+    },
+  })
+  await sender.flush()
+  const seconds = (performance.now() - start) / 1000
+  clearInterval(sampler)
+  if (delivered !== count) throw new Error(`receiver got ${delivered} of ${count} records`)
+  const counters = sender.counters()
+  await sender.close()
+  await receiver.close()
+  console.log(
+    `(b) backlog of ${((count * size) / MB).toFixed(0)} MB in 64 KiB records (appended in ${appendSeconds.toFixed(1)} s while the receiver was down)`,
+  )
+  console.log(
+    `    replayed from disk and acked in ${seconds.toFixed(2)} s = ${((count * size) / MB / seconds).toFixed(1)} MB/s ` +
+      `(incl. reconnect backoff ≤ 100 ms), peak RSS ${(peakRss / MB).toFixed(0)} MB, reconnects ${counters.totalReconnectsSucceeded}`,
+  )
+}
+
+async function freePort(): Promise<number> {
+  const server = new WebSocketServer({ port: 0, host: '127.0.0.1' })
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
