@@ -12,7 +12,7 @@
  *
  * Needs the built package: pnpm turbo run build --filter=@skippr/sf
  * Run:  cd tools/bench && pnpm sf-append
- * Env:  SKIPPR_BENCH_SECONDS      seconds per measurement (default 2)
+ * Env:  SKIPPR_BENCH_SECONDS      seconds each side spends in its own operations (default 2)
  *       SKIPPR_BENCH_REOPEN_MIB   slot size for (c) (default 1024)
  *       SKIPPR_BENCH_DIR          where the temporary data goes (default: the OS temp dir)
  */
@@ -34,51 +34,105 @@ interface Rate {
 
 const perSecond = (r: Rate): number => r.ops / r.seconds
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US')
-const mbps = (r: Rate, size: number): string => `${fmt((perSecond(r) * size) / 1e6)} MB/s`
+const mbps = (opsPerSecond: number, size: number): string => `${fmt((opsPerSecond * size) / 1e6)} MB/s`
 
-/** Runs `step` until SECONDS have passed (at least `minOps` times). */
-async function timed(step: (i: number) => Promise<unknown>, minOps = 20): Promise<Rate> {
-  const start = performance.now()
-  let ops = 0
-  while (ops < minOps || performance.now() - start < SECONDS * 1000) await step(ops++)
-  return { ops, seconds: (performance.now() - start) / 1000 }
+/** One measured loop: `step` does one operation; `between` runs untimed after it. */
+interface Stepper {
+  step(): Promise<void>
+  between?(): Promise<void>
+  close(): Promise<void>
 }
 
-async function rawWriteSync(dir: string, size: number, preallocate: boolean): Promise<Rate> {
-  const file = path.join(dir, `raw-${size}-${preallocate}`)
-  const fh = await fsp.open(file, 'w+')
-  const buf = Buffer.alloc(size, 7)
-  const span = Math.max(64 * MiB, size * 64)
-  if (preallocate) {
-    const zeros = Buffer.alloc(MiB)
-    for (let pos = 0; pos < span; pos += MiB) await fh.write(zeros, 0, MiB, pos)
-    await fh.datasync()
+/**
+ * Runs the steppers op by op in turn until each has run SECONDS, timing only its own steps, so load
+ * from other work on a shared machine hits every side alike. Returns operations per second of each.
+ */
+async function interleaved(steppers: Stepper[]): Promise<number[]> {
+  const spent = steppers.map(() => 0)
+  const ops = steppers.map(() => 0)
+  while (spent.some((ms) => ms < SECONDS * 1000)) {
+    for (const [i, s] of steppers.entries()) {
+      const start = performance.now()
+      await s.step()
+      spent[i]! += performance.now() - start
+      ops[i]!++
+      await s.between?.()
+    }
   }
-  const rate = await timed(async (i) => {
-    await fh.write(buf, 0, size, (i * size) % span)
-    await fh.datasync()
-  })
-  await fh.close()
-  await fsp.rm(file)
-  return rate
+  for (const s of steppers) await s.close()
+  return ops.map((n, i) => n / (spent[i]! / 1000))
 }
 
-async function slotSequential(dir: string, size: number): Promise<Rate> {
+/** write + fdatasync at the end of a growing file (a fresh file every 256 MiB). */
+async function rawGrowing(dir: string, size: number): Promise<Stepper> {
+  const file = path.join(dir, `raw-grow-${size}`)
+  let fh = await fsp.open(file, 'w+')
+  let pos = 0
+  const buf = Buffer.alloc(size, 7)
+  return {
+    async step() {
+      await fh.write(buf, 0, size, pos)
+      await fh.datasync()
+      pos += size
+    },
+    async between() {
+      if (pos < 256 * MiB) return
+      await fh.close()
+      fh = await fsp.open(file, 'w+')
+      pos = 0
+    },
+    async close() {
+      await fh.close()
+      await fsp.rm(file)
+    },
+  }
+}
+
+/** write + fdatasync over 64 MiB of blocks zero-filled beforehand. */
+async function rawPreallocated(dir: string, size: number): Promise<Stepper> {
+  const file = path.join(dir, `raw-prealloc-${size}`)
+  const fh = await fsp.open(file, 'w+')
+  const span = Math.max(64 * MiB, size * 64)
+  const zeros = Buffer.alloc(MiB)
+  for (let pos = 0; pos < span; pos += MiB) await fh.write(zeros, 0, MiB, pos)
+  await fh.datasync()
+  const buf = Buffer.alloc(size, 7)
+  let i = 0
+  return {
+    async step() {
+      await fh.write(buf, 0, size, (i++ * size) % span)
+      await fh.datasync()
+    },
+    async close() {
+      await fh.close()
+      await fsp.rm(file)
+    },
+  }
+}
+
+/** slot.append in 'append' durability, acking every 256 frames (untimed) as a forwarding sender would. */
+async function slotAppends(dir: string, size: number): Promise<Stepper> {
   const sfDir = await fsp.mkdtemp(path.join(dir, 'slot-'))
   const slot = await openSlot({ sfDir, durability: 'append', maxTotalBytes: 64 * 1024 * MiB, logger: quiet })
   const buf = Buffer.alloc(size, 7)
-  let acked = 0n
-  const rate = await timed(async () => {
-    const fsn = await slot.append(buf)
-    // keep the slot small like a forwarding sender would; acks are off the measured path's critical work
-    if (fsn - acked >= 256n) {
-      acked = fsn
-      void slot.ack(fsn)
-    }
-  })
-  await slot.close()
-  await fsp.rm(sfDir, { recursive: true })
-  return rate
+  return {
+    async step() {
+      await slot.append(buf)
+    },
+    async between() {
+      if (slot.publishedFsn - slot.ackedFsn >= 256n) await slot.ack(slot.publishedFsn)
+    },
+    async close() {
+      await slot.close()
+      await fsp.rm(sfDir, { recursive: true })
+    },
+  }
+}
+
+/** write + fdatasync of 1 KiB into a growing file, for (b). */
+async function rawSyncRate(dir: string): Promise<number> {
+  const [rate] = await interleaved([await rawGrowing(dir, KiB)])
+  return rate!
 }
 
 async function groupCommit(dir: string, appenders: number): Promise<Rate> {
@@ -104,7 +158,9 @@ async function groupCommit(dir: string, appenders: number): Promise<Rate> {
   const { syncs } = slot.stats()
   await slot.close()
   await fsp.rm(sfDir, { recursive: true })
-  console.log(`    ${appenders} appenders: ${fmt(perSecond(rate))} frames/s, ${fmt(ops / Math.max(1, syncs))} frames per fdatasync`)
+  console.log(
+    `    ${appenders} appenders: ${fmt(perSecond(rate))} frames/s, ${fmt(ops / Math.max(1, syncs))} frames per fdatasync`,
+  )
   return rate
 }
 
@@ -122,7 +178,8 @@ async function reopen(dir: string, mib: number): Promise<number> {
   const start = performance.now()
   slot = await openSlot(options)
   const seconds = (performance.now() - start) / 1000
-  if (slot.publishedFsn !== publishedFsn) throw new Error(`reopen lost frames: ${slot.publishedFsn} of ${publishedFsn}`)
+  if (slot.publishedFsn !== publishedFsn)
+    throw new Error(`reopen lost frames: ${slot.publishedFsn} of ${publishedFsn}`)
   await slot.close()
   await fsp.rm(sfDir, { recursive: true })
   console.log(`    ${mib} MiB, ${fmt(Number(publishedFsn))} frames of 1 KiB in ${segments} segments`)
@@ -131,27 +188,32 @@ async function reopen(dir: string, mib: number): Promise<number> {
 
 async function main(): Promise<void> {
   const dir = await fsp.mkdtemp(path.join(process.env.SKIPPR_BENCH_DIR ?? os.tmpdir(), 'skippr-bench-sf-'))
-  console.log(`@skippr/sf append bench — node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`)
+  console.log(
+    `@skippr/sf append bench — node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+  )
   try {
     console.log('(a) durable append, one appender, vs raw write + fdatasync (growing file)')
     for (const size of [KiB, 64 * KiB, MiB]) {
-      const grow = await rawWriteSync(dir, size, false)
-      const prealloc = await rawWriteSync(dir, size, true)
-      const slot = await slotSequential(dir, size)
+      const [slot, grow, prealloc] = await interleaved([
+        await slotAppends(dir, size),
+        await rawGrowing(dir, size),
+        await rawPreallocated(dir, size),
+      ])
       const label = size >= MiB ? `${size / MiB} MiB` : `${size / KiB} KiB`
       console.log(
-        `    ${label.padStart(6)}: slot ${fmt(perSecond(slot))}/s (${mbps(slot, size)}), raw ${fmt(perSecond(grow))}/s ` +
-          `(${mbps(grow, size)}), ratio ${(perSecond(slot) / perSecond(grow)).toFixed(2)}×; raw over preallocated ` +
-          `blocks ${fmt(perSecond(prealloc))}/s (slot ${(perSecond(slot) / perSecond(prealloc)).toFixed(2)}× of it)`,
+        `    ${label.padStart(6)}: slot ${fmt(slot!)}/s (${mbps(slot!, size)}), raw ${fmt(grow!)}/s (${mbps(grow!, size)}), ` +
+          `ratio ${(slot! / grow!).toFixed(2)}×; raw over preallocated blocks ${fmt(prealloc!)}/s ` +
+          `(slot ${(slot! / prealloc!).toFixed(2)}× of it)`,
       )
     }
 
     console.log('(b) durable 1 KiB frames with concurrent appenders (group commit), target ≥ 100,000/s')
-    const raw1k = await rawWriteSync(dir, KiB, false)
-    console.log(`    raw write + fdatasync of 1 KiB: ${fmt(perSecond(raw1k))}/s`)
+    const raw1k = await rawSyncRate(dir)
+    console.log(`    raw write + fdatasync of 1 KiB: ${fmt(raw1k)}/s`)
     let best = 0
-    for (const appenders of [16, 256, 1024]) best = Math.max(best, perSecond(await groupCommit(dir, appenders)))
-    console.log(`    best ${fmt(best)} frames/s = ${(best / perSecond(raw1k)).toFixed(1)}× raw 1 KiB syncs`)
+    for (const appenders of [16, 256, 1024])
+      best = Math.max(best, perSecond(await groupCommit(dir, appenders)))
+    console.log(`    best ${fmt(best)} frames/s = ${(best / raw1k).toFixed(1)}× raw 1 KiB syncs`)
 
     const mib = env('SKIPPR_BENCH_REOPEN_MIB', 1024)
     console.log(`(c) reopen (recovery scan), warm page cache, target ≤ 1 s per GiB`)

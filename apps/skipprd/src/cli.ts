@@ -18,17 +18,28 @@ const program = new Command('skipprd')
   .helpOption('-h, --help', 'Show help')
   .option('-p, --pipeline <NAME>', 'Pipeline to run (default: PIPELINE_NAME; without either, every pipeline)')
   .addOption(
-    new Option('--output <MODE>', 'progress: live display on a terminal; text: one line per event; json: one object per line')
+    new Option(
+      '--output <MODE>',
+      'progress: live display on a terminal; text: one line per event; json: one object per line',
+    )
       .choices(['progress', 'text', 'json'])
       .default('progress'),
   )
   .option('--config <PATH>', 'Config file (default: SKIPPR_CONFIG_FILE, else ./skippr.yml or ./skippr.yaml)')
   .addOption(
-    new Option('--log [LEVEL]', 'Print logs to stderr (alone: info); hides the progress display').choices(LOG_LEVELS),
+    new Option('--log [LEVEL]', 'Print logs to stderr (alone: info); hides the progress display').choices(
+      LOG_LEVELS,
+    ),
   )
   .option('--wal-storage <MODE>', 'WAL backend: disk (default), s3 or clustered (default: WAL_STORAGE)')
-  .option('--wal-s3-bucket <BUCKET>', 'WAL bucket for --wal-storage s3, when skippr.yml does not set skippr.wal_s3_bucket')
-  .option('--store-type <TYPE>', 'State store, when skippr.yml does not set skippr.store.type (default: sled)')
+  .option(
+    '--wal-s3-bucket <BUCKET>',
+    'WAL bucket for --wal-storage s3, when skippr.yml does not set skippr.wal_s3_bucket',
+  )
+  .option(
+    '--store-type <TYPE>',
+    'State store, when skippr.yml does not set skippr.store.type (default: sled)',
+  )
   .option('--store-name <NAME>', 'Table name for the dynamodb state store')
   .configureHelp({ showGlobalOptions: true })
   .showHelpAfterError('(run skipprd --help for usage)')
@@ -66,7 +77,7 @@ program
 
 program
   .command('df')
-  .description("Print a pipeline's WAL data as {\"header\":[...],\"rows\":[[...]]}")
+  .description('Print a pipeline\'s WAL data as {"header":[...],"rows":[[...]]}')
   .option('--namespace <NAME>', 'Only this namespace (default: all, which must have the same columns)')
   .exitOverride()
   .action(async (_options: object, command: Command) => {
@@ -80,7 +91,10 @@ program
   .argument('<direction>', 'data-source or data-sink')
   .argument('<kind>', 'Connector type, e.g. postgres or duckdb')
   .option('--name <NAME>', 'Name of the entry under data_sources / data_sinks')
-  .helpOption('-h, --help', 'Show help; connector fields are --<field> <value>, e.g. --connection-string ${DB_URL}')
+  .helpOption(
+    '-h, --help',
+    `Show help; connector fields are --<field> <value>, e.g. --connection-string \${DB_URL}`,
+  )
   .allowUnknownOption()
   .allowExcessArguments()
   .exitOverride()

@@ -8,8 +8,8 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import {
-  type ConnectorDefinition,
   ConfigError,
+  type ConnectorDefinition,
   parseConnectorConfig,
   type SinkDefinition,
   type SourceDefinition,
@@ -44,7 +44,10 @@ export async function resolveSource(
   return resolveConnector(file, 'data_sources', entry) as Promise<ResolvedConnector<SourceDefinition>>
 }
 
-export async function resolveSink(file: ConfigFile, entry: string): Promise<ResolvedConnector<SinkDefinition>> {
+export async function resolveSink(
+  file: ConfigFile,
+  entry: string,
+): Promise<ResolvedConnector<SinkDefinition>> {
   return resolveConnector(file, 'data_sinks', entry) as Promise<ResolvedConnector<SinkDefinition>>
 }
 
@@ -54,7 +57,8 @@ async function resolveConnector(
   entry: string,
 ): Promise<ResolvedConnector<SourceDefinition | SinkDefinition>> {
   const raw = file.data[section]?.[entry]
-  if (!raw) throw new ConfigError(`${file.label}: ${section}.${entry} is not defined: define it under ${section}`)
+  if (!raw)
+    throw new ConfigError(`${file.label}: ${section}.${entry} is not defined: define it under ${section}`)
   const [type, fields] = Object.entries(raw)[0] as [string, Record<string, unknown> | null]
   const where = `${section}.${entry}.${type}`
   const definition = await loadDefinition(file, section, entry, type)
@@ -78,7 +82,10 @@ async function loadDefinition(
   const module = await importPackage(name, file.dir)
   if (module === undefined) throw new ConnectorMissingError(where, type, name)
   const kind = KIND[section]
-  const definition = (module as Record<string, unknown>)[kind] as SourceDefinition | SinkDefinition | undefined
+  const definition = (module as Record<string, unknown>)[kind] as
+    | SourceDefinition
+    | SinkDefinition
+    | undefined
   if (!definition || definition.kind !== kind)
     throw new ConfigError(`${where}: ${name} does not export a ${kind}: reinstall it or check the type name`)
   if (definition.type !== type)

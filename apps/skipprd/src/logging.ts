@@ -34,7 +34,8 @@ export function createLogger(options: LogOptions): Logger {
   const streams: pino.StreamEntry[] = [
     { level: fileLevel, stream: redactingStream(openSync(file, 'a'), options.redactor) },
   ]
-  if (options.stderrLevel) streams.push({ level: options.stderrLevel, stream: redactingStream(2, options.redactor) })
+  if (options.stderrLevel)
+    streams.push({ level: options.stderrLevel, stream: redactingStream(2, options.redactor) })
   return pino(
     { level: fileLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
     pino.multistream(streams),

@@ -27,16 +27,25 @@ it('adds a pipeline, saves the file keeping its comments, and syncs it with a Se
   const config = Config.discover({ cwd: p.dir, env: {} })
   const src = config.getDataSource('sample')
   const sink = config.getDataSink('warehouse')
-  expect(sink).toEqual({ section: 'data_sinks', name: 'warehouse', type: 'Duckdb', reference: 'data_sinks.warehouse' })
+  expect(sink).toEqual({
+    section: 'data_sinks',
+    name: 'warehouse',
+    type: 'Duckdb',
+    reference: 'data_sinks.warehouse',
+  })
   config.pipeline('bikehire', new Pipeline({ dataSource: src, dataSink: sink, syncFrequencySeconds: 60 }))
   await config.save()
   const saved = await readFile(path.join(p.dir, 'skippr.yml'), 'utf8')
   expect(saved).toContain('# Our pipelines')
   expect(saved).toContain('# small for tests')
-  expect(saved).toMatch(/pipelines:\n {2}bikehire:\n {4}data_source: data_sources.sample\n {4}data_sink: data_sinks.warehouse\n {4}sync_frequency_seconds: 60\n/)
+  expect(saved).toMatch(
+    /pipelines:\n {2}bikehire:\n {4}data_source: data_sources.sample\n {4}data_sink: data_sinks.warehouse\n {4}sync_frequency_seconds: 60\n/,
+  )
 
   const events: SyncEvent['type'][] = []
-  const session = new Session(Config.discover({ cwd: p.dir, env: {} }).getPipeline('bikehire'), { cwd: p.dir })
+  const session = new Session(Config.discover({ cwd: p.dir, env: {} }).getPipeline('bikehire'), {
+    cwd: p.dir,
+  })
   const result = await session.sync({ once: true, onEvent: (e) => events.push(e.type) })
   expect(result).toMatchObject({ status: 'completed', rowsWritten: 3000, namespaces: 1 })
   expect(events[0]).toBe('start')
@@ -58,5 +67,7 @@ it('refuses a pipeline that refers to an undefined entry', () => {
   expect(() => config.pipeline('x', new Pipeline({ dataSource: 'data_sources.nope' }))).toThrow(
     'skippr.yml: pipelines.x.data_source: data_sources.nope is not defined: define it under data_sources, or use one of data_sources.sample',
   )
-  expect(() => config.getPipeline('x')).toThrow("Pipeline 'x' not found in skippr.yml: it defines no pipelines")
+  expect(() => config.getPipeline('x')).toThrow(
+    "Pipeline 'x' not found in skippr.yml: it defines no pipelines",
+  )
 })

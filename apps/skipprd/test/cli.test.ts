@@ -16,7 +16,16 @@ describe('command line', () => {
     const help = await runCli(['--help'], { cwd: p.dir })
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/^Usage: skipprd \[options\] \[command\]/)
-    for (const flag of ['-p, --pipeline <NAME>', '--output <MODE>', '--config <PATH>', '--log [LEVEL]', '--wal-storage <MODE>', '--wal-s3-bucket <BUCKET>', '--store-type <TYPE>', '--store-name <NAME>'])
+    for (const flag of [
+      '-p, --pipeline <NAME>',
+      '--output <MODE>',
+      '--config <PATH>',
+      '--log [LEVEL]',
+      '--wal-storage <MODE>',
+      '--wal-s3-bucket <BUCKET>',
+      '--store-type <TYPE>',
+      '--store-name <NAME>',
+    ])
       expect(help.stdout).toContain(flag)
     expect(help.stdout).toMatch(/\n {2}sync \[options\] +Read new records/)
     expect(help.stdout).toMatch(/\n {2}discover +Read the source/)
@@ -54,7 +63,10 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
   })
 
   it('dangling reference', async () => {
-    await p.write('skippr.yml', bikehireConfig({ rows: 10 }).replace('data_sinks.warehouse', 'data_sinks.warehous'))
+    await p.write(
+      'skippr.yml',
+      bikehireConfig({ rows: 10 }).replace('data_sinks.warehouse', 'data_sinks.warehous'),
+    )
     const result = await sync()
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(
@@ -62,12 +74,12 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     )
   })
 
-  it('unset ${NAME}', async () => {
-    await p.write('skippr.yml', bikehireConfig({ rows: 10, extra: '    data_dir: ${BIKEHIRE_DIR}' }))
+  it(`unset \${NAME}`, async () => {
+    await p.write('skippr.yml', bikehireConfig({ rows: 10, extra: `    data_dir: \${BIKEHIRE_DIR}` }))
     const result = await sync()
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(
-      '[skippr] config failed: skippr.yml: pipelines.bikehire.data_dir: ${BIKEHIRE_DIR}: that environment variable is not set\n',
+      `[skippr] config failed: skippr.yml: pipelines.bikehire.data_dir: \${BIKEHIRE_DIR}: that environment variable is not set\n`,
     )
     // The same variable from .env beside skippr.yml is enough.
     await p.write('.env', 'BIKEHIRE_DIR=./state\nWAL_STORAGE=tape\n')
@@ -78,7 +90,10 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
 
   it('unknown WAL_STORAGE, and the modes this build does not have', async () => {
     const unknown = await sync({ WAL_STORAGE: 'tape' })
-    expect(unknown).toMatchObject({ code: 1, stderr: '[skippr] config failed: WAL_STORAGE=tape is not a WAL backend: use disk, s3 or clustered\n' })
+    expect(unknown).toMatchObject({
+      code: 1,
+      stderr: '[skippr] config failed: WAL_STORAGE=tape is not a WAL backend: use disk, s3 or clustered\n',
+    })
     const clustered = await sync({ WAL_STORAGE: 'clustered' })
     expect(clustered.code).toBe(1)
     expect(clustered.stderr).toBe(
@@ -91,9 +106,16 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
 
   it('unknown pipeline and missing config', async () => {
     const unknown = await runCli(['sync', '-p', 'nope', '--once'], { cwd: p.dir })
-    expect(unknown).toMatchObject({ code: 1, stderr: "[skippr] config failed: Pipeline 'nope' not found in skippr.yml: pipelines in it: bikehire\n" })
+    expect(unknown).toMatchObject({
+      code: 1,
+      stderr: "[skippr] config failed: Pipeline 'nope' not found in skippr.yml: pipelines in it: bikehire\n",
+    })
     const missing = await runCli(['sync', '--once', '--config', 'other.yml'], { cwd: p.dir })
-    expect(missing).toMatchObject({ code: 1, stderr: '[skippr] config failed: other.yml: no such config file: create skippr.yml there or pass --config <path>\n' })
+    expect(missing).toMatchObject({
+      code: 1,
+      stderr:
+        '[skippr] config failed: other.yml: no such config file: create skippr.yml there or pass --config <path>\n',
+    })
   })
 
   it('writes the failure to logs/skipprd.<date>.log too', async () => {
@@ -101,5 +123,65 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     const logs = await p.logs()
     expect(logs).toContain('"msg":"sync failed"')
     expect(logs).toContain('WAL_STORAGE=tape is not a WAL backend')
+  })
+})
+
+describe('secrets', () => {
+  it('masks secret values in logs, events and errors, whatever the connector does with them', async () => {
+    // A connector that misbehaves: it logs its secret and puts it in an error message.
+    const pkg = `${p.dir}/node_modules/@skippr/source-leaky`
+    await import('node:fs/promises').then((fs) => fs.mkdir(pkg, { recursive: true }))
+    await p.write(
+      'node_modules/@skippr/source-leaky/package.json',
+      '{"name":"@skippr/source-leaky","type":"module","exports":"./index.js"}',
+    )
+    await p.write(
+      'node_modules/@skippr/source-leaky/index.js',
+      `export const source = {
+        kind: 'source', type: 'Leaky', secretFields: ['token'],
+        config: { safeParse: (data) => ({ success: true, data }) },
+        create: (config, context) => {
+          context.logger.info('connecting', { token: config.token, url: 'https://bot:' + config.token + '@api.example/v1' })
+          return {
+            discover: async () => [{ namespace: 'events', fields: [{ name: 'id', type: 'long' }] }],
+            read: async function* () { throw new Error('401: token ' + config.token + ' was revoked') },
+            close: async () => {},
+          }
+        },
+      }\n`,
+    )
+    await p.write(
+      'skippr.yml',
+      `data_sources:\n  api:\n    Leaky: { token: \${API_TOKEN} }\npipelines:\n  events:\n    data_source: data_sources.api\n`,
+    )
+    const token = 'tok-5f2d9c1e8a'
+    const result = await runCli(['sync', '-p', 'events', '--once', '--output', 'json', '--log', 'debug'], {
+      cwd: p.dir,
+      env: { API_TOKEN: token },
+    })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(
+      "[skippr] sync failed: pipeline 'events': the source failed: 401: token *** was revoked",
+    )
+    const logs = await p.logs()
+    expect(logs).toContain('"token":"***"')
+    expect(logs).toContain('"url":"https://bot:***@api.example/v1"')
+    expect(JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}')).toMatchObject({
+      event: 'sync_error',
+      error: expect.stringContaining('token *** was revoked'),
+    })
+    expect([result.stdout, result.stderr, logs].join('\n')).not.toContain(token)
+  })
+
+  it('refuses a secret written in the file without echoing it', async () => {
+    await p.write(
+      'skippr.yml',
+      bikehireConfig({ rows: 10, sink: 'Postgres: { connection_string: "postgres://u:plainpw@h/db" }' }),
+    )
+    const result = await runCli(['sync', '-p', 'bikehire', '--once'], { cwd: p.dir })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toBe(
+      `[skippr] config failed: skippr.yml: data_sinks.warehouse.Postgres.connection_string: a secret must not be written in the file: put it in .env as WAREHOUSE_CONNECTION_STRING=… and write \${WAREHOUSE_CONNECTION_STRING}\n`,
+    )
   })
 })

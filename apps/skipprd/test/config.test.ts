@@ -48,21 +48,26 @@ function failure(fn: () => unknown): Error & { code?: string } {
 describe('locating skippr.yml', () => {
   it('takes --config, then SKIPPR_CONFIG_FILE, then skippr.yml / skippr.yaml in the working directory', async () => {
     await write('skippr.yaml', BASE)
-    expect(locateConfig({ cwd: dir, env: {} })).toEqual({ path: path.join(dir, 'skippr.yaml'), label: 'skippr.yaml' })
+    expect(locateConfig({ cwd: dir, env: {} })).toEqual({
+      path: path.join(dir, 'skippr.yaml'),
+      label: 'skippr.yaml',
+    })
     await write('skippr.yml', BASE)
     expect(locateConfig({ cwd: dir, env: {} }).label).toBe('skippr.yml')
     await write('etc/env.yml', BASE)
     expect(locateConfig({ cwd: dir, env: { SKIPPR_CONFIG_FILE: 'etc/env.yml' } }).label).toBe('etc/env.yml')
     await write('etc/flag.yml', BASE)
-    expect(locateConfig({ config: 'etc/flag.yml', cwd: dir, env: { SKIPPR_CONFIG_FILE: 'etc/env.yml' } }).label).toBe(
-      'etc/flag.yml',
-    )
+    expect(
+      locateConfig({ config: 'etc/flag.yml', cwd: dir, env: { SKIPPR_CONFIG_FILE: 'etc/env.yml' } }).label,
+    ).toBe('etc/flag.yml')
   })
 
   it('says where it looked and how to fix it', () => {
     const error = failure(() => locateConfig({ cwd: dir, env: {} }))
     expect(error.code).toBe(CONFIG_NOT_FOUND)
-    expect(error.message).toBe(`no skippr.yml or skippr.yaml in ${dir}: create skippr.yml there or pass --config <path>`)
+    expect(error.message).toBe(
+      `no skippr.yml or skippr.yaml in ${dir}: create skippr.yml there or pass --config <path>`,
+    )
     expect(failure(() => locateConfig({ config: 'nope.yml', cwd: dir, env: {} })).message).toBe(
       'nope.yml: no such config file: create skippr.yml there or pass --config <path>',
     )
@@ -80,9 +85,14 @@ describe('.env files', () => {
   })
 })
 
-describe('${NAME} references', () => {
+describe(`\${NAME} references`, () => {
   it('replaces whole values and records where they were', () => {
-    const { value, references } = interpolate({ url: '${DB_URL}', tables: ['${T}'] }, { DB_URL: 'pg://x', T: 'orders' }, 'skippr.yml', 'data_sources.orders.Postgres')
+    const { value, references } = interpolate(
+      { url: `\${DB_URL}`, tables: [`\${T}`] },
+      { DB_URL: 'pg://x', T: 'orders' },
+      'skippr.yml',
+      'data_sources.orders.Postgres',
+    )
     expect(value).toEqual({ url: 'pg://x', tables: ['orders'] })
     expect([...references]).toEqual([
       ['url', 'DB_URL'],
@@ -91,18 +101,22 @@ describe('${NAME} references', () => {
   })
 
   it('fails with the seed text when the variable is not set', () => {
-    const error = failure(() => interpolate({ url: '${ORDERS_DB_URL}' }, {}, 'skippr.yml', 'data_sources.orders.Postgres'))
+    const error = failure(() =>
+      interpolate({ url: `\${ORDERS_DB_URL}` }, {}, 'skippr.yml', 'data_sources.orders.Postgres'),
+    )
     expect(error.code).toBe(ENV_NOT_SET)
     expect(error.message).toBe(
-      'skippr.yml: data_sources.orders.Postgres.url: ${ORDERS_DB_URL}: that environment variable is not set',
+      `skippr.yml: data_sources.orders.Postgres.url: \${ORDERS_DB_URL}: that environment variable is not set`,
     )
   })
 
   it('refuses a reference inside a longer value', () => {
-    const error = failure(() => interpolate({ path: '${HOME}/x' }, { HOME: '/h' }, 'skippr.yml', 'data_sinks.w.File'))
+    const error = failure(() =>
+      interpolate({ path: `\${HOME}/x` }, { HOME: '/h' }, 'skippr.yml', 'data_sinks.w.File'),
+    )
     expect(error.code).toBe(CONFIG_INVALID)
     expect(error.message).toBe(
-      'skippr.yml: data_sinks.w.File.path: a ${NAME} reference must be the whole value: move the whole value into the environment variable',
+      `skippr.yml: data_sinks.w.File.path: a \${NAME} reference must be the whole value: move the whole value into the environment variable`,
     )
   })
 
@@ -111,7 +125,9 @@ describe('${NAME} references', () => {
     const file = loadConfigFile({ cwd: dir, env: { PIPELINE_DIR: 'state' } })
     expect(file.data.pipelines?.bikehire?.data_dir).toBe('state')
     const error = failure(() => loadConfigFile({ cwd: dir, env: {} }))
-    expect(error.message).toBe('skippr.yml: pipelines.bikehire.data_dir: ${PIPELINE_DIR}: that environment variable is not set')
+    expect(error.message).toBe(
+      `skippr.yml: pipelines.bikehire.data_dir: \${PIPELINE_DIR}: that environment variable is not set`,
+    )
   })
 })
 
@@ -134,24 +150,32 @@ describe('structure', () => {
 
   it('rejects a bad value with its path', async () => {
     const error = await load(`${BASE}    sync_frequency_seconds: often\n`)
-    expect(error.message).toBe('skippr.yml: pipelines.bikehire.sync_frequency_seconds: expected number, received string')
+    expect(error.message).toBe(
+      'skippr.yml: pipelines.bikehire.sync_frequency_seconds: expected number, received string',
+    )
   })
 
   it('rejects a dangling reference, suggesting the entry meant', async () => {
     const typo = await load(BASE.replace('data_sink: data_sinks.warehouse', 'data_sink: data_sinks.warehous'))
-    expect(typo.message).toBe('skippr.yml: pipelines.bikehire.data_sink: data_sinks.warehous is not defined: did you mean data_sinks.warehouse?')
+    expect(typo.message).toBe(
+      'skippr.yml: pipelines.bikehire.data_sink: data_sinks.warehous is not defined: did you mean data_sinks.warehouse?',
+    )
     const other = await load(BASE.replace('data_sink: data_sinks.warehouse', 'data_sink: data_sinks.lake'))
     expect(other.message).toBe(
       'skippr.yml: pipelines.bikehire.data_sink: data_sinks.lake is not defined: define it under data_sinks, or use one of data_sinks.warehouse',
     )
-    const section = await load(BASE.replace('data_source: data_sources.sample', 'data_source: data_sinks.warehouse'))
+    const section = await load(
+      BASE.replace('data_source: data_sources.sample', 'data_source: data_sinks.warehouse'),
+    )
     expect(section.message).toBe(
       "skippr.yml: pipelines.bikehire.data_source: 'data_sinks.warehouse' must have the form data_sources.<name> (data_sinks entries cannot be used as a data_source)",
     )
   })
 
   it('requires exactly one connector type per entry', async () => {
-    const error = await load(BASE.replace('Sample: { dataset: bikehire, rows: 100 }', 'Sample: {}\n    File: {}'))
+    const error = await load(
+      BASE.replace('Sample: { dataset: bikehire, rows: 100 }', 'Sample: {}\n    File: {}'),
+    )
     expect(error.message).toBe(
       'skippr.yml: data_sources.sample: an entry holds exactly one connector type, e.g. `Duckdb: { path: ./warehouse.duckdb }`',
     )
@@ -189,7 +213,9 @@ describe('pipeline settings', () => {
     await write('skippr.yml', BASE)
     const file = loadConfigFile({ cwd: dir, env: { SKIPPR_STORE_TYPE: 'from-env' } })
     expect(pipelineSettings(file, 'bikehire', {}, dir, true).store.type).toBe('from-env')
-    expect(pipelineSettings(file, 'bikehire', { storeType: 'from-flag' }, dir, true).store.type).toBe('from-flag')
+    expect(pipelineSettings(file, 'bikehire', { storeType: 'from-flag' }, dir, true).store.type).toBe(
+      'from-flag',
+    )
     await write('skippr.yml', `skippr: { store: { type: sled } }\n${BASE}`)
     const yaml = loadConfigFile({ cwd: dir, env: { SKIPPR_STORE_TYPE: 'from-env' } })
     expect(pipelineSettings(yaml, 'bikehire', { storeType: 'from-flag' }, dir, true).store.type).toBe('sled')
@@ -214,11 +240,13 @@ it('hasCode identifies config errors', () => {
   expect(hasCode({ code: CONFIG_INVALID }, CONFIG_INVALID)).toBe(true)
 })
 
-it('accepts ${NAME} inside flow mappings, as DESIGN.md writes it', async () => {
+it(`accepts \${NAME} inside flow mappings, as DESIGN.md writes it`, async () => {
   await writeFile(
     path.join(dir, 'skippr.yml'),
-    'data_sources:\n  orders:\n    Postgres: { connection_string: ${ORDERS_DB_URL}, tables: [orders] }\npipelines:\n  p: { data_source: data_sources.orders }\n',
+    `data_sources:\n  orders:\n    Postgres: { connection_string: \${ORDERS_DB_URL}, tables: [orders] }\npipelines:\n  p: { data_source: data_sources.orders }\n`,
   )
   const file = loadConfigFile({ cwd: dir, env: {} })
-  expect(file.data.data_sources?.orders).toEqual({ Postgres: { connection_string: '${ORDERS_DB_URL}', tables: ['orders'] } })
+  expect(file.data.data_sources?.orders).toEqual({
+    Postgres: { connection_string: `\${ORDERS_DB_URL}`, tables: ['orders'] },
+  })
 })

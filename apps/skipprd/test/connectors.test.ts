@@ -38,7 +38,10 @@ afterEach(async () => {
 })
 
 async function config(sources: string, env: Record<string, string> = {}) {
-  await writeFile(path.join(dir, 'skippr.yml'), `data_sources:\n${sources}\ndata_sinks:\n  lake:\n    Nothing: {}\n`)
+  await writeFile(
+    path.join(dir, 'skippr.yml'),
+    `data_sources:\n${sources}\ndata_sinks:\n  lake:\n    Nothing: {}\n`,
+  )
   return loadConfigFile({ cwd: dir, env })
 }
 
@@ -59,7 +62,9 @@ it('names the package after the section and the type', () => {
 
 describe('resolving a connector', () => {
   it('loads the package beside skippr.yml and validates its fields', async () => {
-    const file = await config('  fx:\n    Fixture: { rows: 3, password: ${FX_PASSWORD} }', { FX_PASSWORD: 'hunter22' })
+    const file = await config(`  fx:\n    Fixture: { rows: 3, password: \${FX_PASSWORD} }`, {
+      FX_PASSWORD: 'hunter22',
+    })
     const resolved = await resolveSource(file, 'fx')
     expect(resolved.type).toBe('Fixture')
     expect(resolved.config).toEqual({ rows: 3, password: 'hunter22' })
@@ -78,7 +83,7 @@ describe('resolving a connector', () => {
     const error = await failure(resolveSource(file, 'fx'))
     expect(error.code).toBe(CONFIG_INVALID)
     expect(error.message).toBe(
-      'skippr.yml: data_sources.fx.Fixture.password: a secret must not be written in the file: put it in .env as FX_PASSWORD=… and write ${FX_PASSWORD}',
+      `skippr.yml: data_sources.fx.Fixture.password: a secret must not be written in the file: put it in .env as FX_PASSWORD=… and write \${FX_PASSWORD}`,
     )
     expect(error.message).not.toContain('hunter22')
   })

@@ -11,14 +11,26 @@ const run: SyncEvent[] = [
   { type: 'phase', pipeline: 'bikehire', runId: 'r1', phase: 'Ingesting', state: 'done' },
   { type: 'phase', pipeline: 'bikehire', runId: 'r1', phase: 'Finalising', state: 'start' },
   { type: 'phase', pipeline: 'bikehire', runId: 'r1', phase: 'Finalising', state: 'done' },
-  { type: 'complete', pipeline: 'bikehire', runId: 'r1', namespaces: 1, rowsWritten: 48213, elapsedMs: 21874 },
+  {
+    type: 'complete',
+    pipeline: 'bikehire',
+    runId: 'r1',
+    namespaces: 1,
+    rowsWritten: 48213,
+    elapsedMs: 21874,
+  },
 ]
 
 it('prints the seed lines in text mode', () => {
   let out = ''
   const reporter = textReporter((text) => (out += text))
   for (const event of run) reporter.event(event)
-  reporter.event({ type: 'skipped', pipeline: 'p', reason: 'disabled', message: "Pipeline 'p' disabled, skipping." })
+  reporter.event({
+    type: 'skipped',
+    pipeline: 'p',
+    reason: 'disabled',
+    message: "Pipeline 'p' disabled, skipping.",
+  })
   expect(out).toBe(
     [
       'Sync started: pipeline=bikehire',
@@ -42,19 +54,62 @@ it('prints the seed events in json mode, with sync_status on an interval', async
   progress.written('rentals', 4)
   await new Promise((resolve) => setTimeout(resolve, 50))
   for (const event of run.slice(1)) reporter.event(event)
-  reporter.event({ type: 'error', pipeline: 'bikehire', runId: 'r1', error: 'boom', cause: new Error('boom') })
+  reporter.event({
+    type: 'error',
+    pipeline: 'bikehire',
+    runId: 'r1',
+    error: 'boom',
+    cause: new Error('boom'),
+  })
   reporter.close()
-  const lines = out.trim().split('\n').map((line) => JSON.parse(line))
-  expect(lines.map((l) => l.event)).toEqual(['sync_start', 'sync_status', 'namespace_discovered', 'sync_complete', 'sync_error'])
+  const lines = out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+  expect(lines.map((l) => l.event)).toEqual([
+    'sync_start',
+    'sync_status',
+    'namespace_discovered',
+    'sync_complete',
+    'sync_error',
+  ])
   const ts = '2026-10-09T14:02:11.204000+00:00'
-  expect(lines[0]).toEqual({ event: 'sync_start', phase: 'start', pipeline: 'bikehire', timestamp: ts, run_id: 'r1' })
-  expect(lines[1]).toMatchObject({ event: 'sync_status', phase: 'ingesting', total_rows: 10, bytes: 1000, rows_written: 4, uploads_in_flight: 0 })
+  expect(lines[0]).toEqual({
+    event: 'sync_start',
+    phase: 'start',
+    pipeline: 'bikehire',
+    timestamp: ts,
+    run_id: 'r1',
+  })
+  expect(lines[1]).toMatchObject({
+    event: 'sync_status',
+    phase: 'ingesting',
+    total_rows: 10,
+    bytes: 1000,
+    rows_written: 4,
+    uploads_in_flight: 0,
+  })
   expect(typeof lines[1].elapsed_ms).toBe('number')
-  expect(lines[2]).toEqual({ event: 'namespace_discovered', phase: 'discover', pipeline: 'bikehire', namespace: 'rentals', field_count: 9, timestamp: ts, run_id: 'r1' })
+  expect(lines[2]).toEqual({
+    event: 'namespace_discovered',
+    phase: 'discover',
+    pipeline: 'bikehire',
+    namespace: 'rentals',
+    field_count: 9,
+    timestamp: ts,
+    run_id: 'r1',
+  })
   expect(JSON.stringify(lines[3])).toBe(
     '{"event":"sync_complete","phase":"complete","pipeline":"bikehire","namespaces_synced":1,"total_rows":48213,"elapsed_ms":21874,"timestamp":"2026-10-09T14:02:11.204000+00:00","run_id":"r1"}',
   )
-  expect(lines[4]).toEqual({ event: 'sync_error', phase: 'error', pipeline: 'bikehire', error: 'boom', timestamp: ts, run_id: 'r1' })
+  expect(lines[4]).toEqual({
+    event: 'sync_error',
+    phase: 'error',
+    pipeline: 'bikehire',
+    error: 'boom',
+    timestamp: ts,
+    run_id: 'r1',
+  })
 })
 
 it('formats timestamps like the vendor', () => {

@@ -30,7 +30,11 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => i + 1)
 describe('runPipeline --once', () => {
   it('lands every row once, reporting the seed sequence of events', async () => {
     const sink = new MemorySink()
-    const h = harness(dir, () => memorySource(), () => sink)
+    const h = harness(
+      dir,
+      () => memorySource(),
+      () => sink,
+    )
     const result = await runPipeline(h.options())
     expect(result).toMatchObject({ status: 'completed', rowsRead: 50, rowsWritten: 50, namespaces: 1 })
     expect(landedIds(sink)).toEqual(ids(50))
@@ -48,7 +52,11 @@ describe('runPipeline --once', () => {
 
   it('resumes from the committed offset on a rerun: nothing lands twice', async () => {
     const sink = new MemorySink()
-    const h = harness(dir, () => memorySource(), () => sink)
+    const h = harness(
+      dir,
+      () => memorySource(),
+      () => sink,
+    )
     await runPipeline(h.options())
     const again = await runPipeline(h.options())
     expect(again).toMatchObject({ status: 'completed', rowsRead: 0, rowsWritten: 0 })
@@ -60,14 +68,24 @@ describe('runPipeline --once', () => {
   it('exits "retry later" when batches cannot land in the budget, and a later run lands them first', async () => {
     const down = new MemorySink()
     down.write = async () => retryLater(new Error('connection refused'))
-    const failing = harness(dir, () => memorySource(), () => down)
+    const failing = harness(
+      dir,
+      () => memorySource(),
+      () => down,
+    )
     const error = await runPipeline(failing.options({ retryBudgetMs: 300 })).catch((e: unknown) => e)
     expect(hasCode(error, LANDING_INCOMPLETE)).toBe(true)
-    expect((error as Error).message).toMatch(/could not land within 0.3 s \(connection refused\); they stay in the WAL: retry later/)
+    expect((error as Error).message).toMatch(
+      /could not land within 0.3 s \(connection refused\); they stay in the WAL: retry later/,
+    )
     expect(failing.events.at(-1)).toMatchObject({ type: 'error' })
 
     const sink = new MemorySink()
-    const later = harness(dir, () => memorySource(), () => sink)
+    const later = harness(
+      dir,
+      () => memorySource(),
+      () => sink,
+    )
     const result = await runPipeline(later.options())
     expect(result).toMatchObject({ status: 'completed', rowsRead: 0, rowsWritten: 50 })
     expect(landedIds(sink)).toEqual(ids(50))
@@ -80,15 +98,25 @@ describe('runPipeline --once', () => {
       if (++writes > 1) return cannotLand(new Error('value too long for column name'))
       return MemorySink.prototype.write.call(rejecting, batch)
     }
-    const h = harness(dir, () => memorySource(), () => rejecting)
+    const h = harness(
+      dir,
+      () => memorySource(),
+      () => rejecting,
+    )
     const error = await runPipeline(h.options()).catch((e: unknown) => e)
     expect(hasCode(error, BATCH_REJECTED)).toBe(true)
-    expect((error as Error).message).toMatch(/the destination rejected batch items\/[0-9a-f]+\/\d+: value too long/)
+    expect((error as Error).message).toMatch(
+      /the destination rejected batch items\/[0-9a-f]+\/\d+: value too long/,
+    )
     expect(writes).toBe(2)
     const first = landedIds(rejecting)
 
     const sink = new MemorySink()
-    const fixed = harness(dir, () => memorySource(), () => sink)
+    const fixed = harness(
+      dir,
+      () => memorySource(),
+      () => sink,
+    )
     await runPipeline(fixed.options())
     expect([...first, ...landedIds(sink)]).toEqual(ids(50))
   })
@@ -100,7 +128,11 @@ describe('runPipeline --once', () => {
       if (++calls % 2 === 1) throw new Error('socket hang up')
       return MemorySink.prototype.write.call(flaky, batch)
     }
-    const h = harness(dir, () => memorySource(), () => flaky)
+    const h = harness(
+      dir,
+      () => memorySource(),
+      () => flaky,
+    )
     await runPipeline(h.options())
     expect(landedIds(flaky)).toEqual(ids(50))
   })
@@ -131,7 +163,11 @@ describe('runPipeline --once', () => {
       },
       close: async () => {},
     }
-    const h = harness(dir, () => broken, () => new MemorySink())
+    const h = harness(
+      dir,
+      () => broken,
+      () => new MemorySink(),
+    )
     const error = await runPipeline(h.options()).catch((e: unknown) => e)
     expect(hasCode(error, SOURCE_FAILED)).toBe(true)
     expect((error as Error).message).toContain('permission denied for table items')
@@ -153,12 +189,21 @@ describe('runPipeline skipping', () => {
     const result = await runPipeline(h.options())
     expect(result).toEqual({ status: 'skipped', reason: 'disabled' })
     expect(h.events).toEqual([
-      { type: 'skipped', pipeline: 'items', reason: 'disabled', message: "Pipeline 'items' disabled, skipping." },
+      {
+        type: 'skipped',
+        pipeline: 'items',
+        reason: 'disabled',
+        message: "Pipeline 'items' disabled, skipping.",
+      },
     ])
   })
 
   it('honours sync_frequency_seconds when every pipeline is synced', async () => {
-    const h = harness(dir, () => memorySource(), () => new MemorySink())
+    const h = harness(
+      dir,
+      () => memorySource(),
+      () => new MemorySink(),
+    )
     await runPipeline(h.options())
     const result = await runPipeline(h.options({ honourFrequency: true }))
     expect(result).toEqual({ status: 'skipped', reason: 'frequency' })
@@ -188,7 +233,11 @@ describe('runPipeline schemas', () => {
       prepared.push(schema.fields.map((f) => f.name))
       return prepare(schema)
     }
-    const h = harness(dir, () => memorySource(chunks), () => sink)
+    const h = harness(
+      dir,
+      () => memorySource(chunks),
+      () => sink,
+    )
     await runPipeline(h.options())
     expect(prepared).toContainEqual(['id', 'name', 'price'])
     const parts = [...sink.batches.values()].flatMap((b) => b.parts)
@@ -207,7 +256,7 @@ describe('runPipeline without --once', () => {
     const stop = new AbortController()
     const tail: Source = {
       discover: async () => [SCHEMA],
-      read: async function* (from, options): AsyncIterable<SourceChunk> {
+      read: async function* (_from, options): AsyncIterable<SourceChunk> {
         yield { ...itemChunks(1, 3)[0]!, offset: 1 }
         expect(options.follow).toBe(true)
         await new Promise((resolve) => options.signal.addEventListener('abort', resolve))
@@ -215,9 +264,16 @@ describe('runPipeline without --once', () => {
       close: async () => {},
     }
     const sink = new MemorySink()
-    const h = harness(dir, () => tail, () => sink)
+    const h = harness(
+      dir,
+      () => tail,
+      () => sink,
+    )
     // A large buffer: only the stop flushes it.
-    const run = runPipeline({ ...h.options({ once: false, stop: stop.signal }), settings: { ...h.options().settings, bufferThresholdBytes: 1 << 20 } })
+    const run = runPipeline({
+      ...h.options({ once: false, stop: stop.signal }),
+      settings: { ...h.options().settings, bufferThresholdBytes: 1 << 20 },
+    })
     await new Promise((resolve) => setTimeout(resolve, 200))
     stop.abort('SIGTERM')
     expect(await run).toMatchObject({ status: 'completed', rowsRead: 3 })
@@ -226,7 +282,13 @@ describe('runPipeline without --once', () => {
     await store.close()
     // The buffered rows were committed on stop: landed, or pending for the next run.
     const next = new MemorySink()
-    await runPipeline(harness(dir, () => memorySource([]), () => next).options())
+    await runPipeline(
+      harness(
+        dir,
+        () => memorySource([]),
+        () => next,
+      ).options(),
+    )
     expect([...landedIds(sink), ...landedIds(next)]).toEqual([1, 2, 3])
   })
 })

@@ -13,25 +13,32 @@ afterEach(async () => {
   await p.remove()
 })
 
-function inTerminal(args: string, env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} ${args}`
+function inTerminal(
+  args: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; output: string }> {
+  const command = `stty cols 120 rows 40; ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} ${args}`
   return new Promise((resolve) => {
     execFile(
       'script',
       ['-qfec', command, '/dev/null'],
-      { cwd: p.dir, env: cliEnv({ TERM: 'xterm-256color', COLUMNS: '120', LINES: '40', ...env }), timeout: 60_000 },
-      (error, stdout) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: stdout }),
+      { cwd: p.dir, env: cliEnv({ TERM: 'xterm-256color', ...env }), timeout: 60_000 },
+      (error, stdout) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: stdout }),
     )
   })
 }
 
-const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+const ESC = String.fromCharCode(27)
+const plain = (text: string) => text.replace(new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, 'g'), '')
 
 it('draws phases with rows, bytes and rate per namespace on a terminal', async () => {
-  const { code, output } = await inTerminal('sync --pipeline bikehire --once', { BUFFER_THRESHOLD_BYTES: '200000' })
+  const { code, output } = await inTerminal('sync --pipeline bikehire --once', {
+    BUFFER_THRESHOLD_BYTES: '200000',
+  })
   expect(code).toBe(0)
   // Redrawn in place: cursor movement and line erasing, not a log of lines.
-  expect(output).toMatch(/\x1b\[(\d+A|2K|1G|G)/)
+  expect(output).toMatch(new RegExp(`${ESC}\\[(\\d+A|2K|1G|G)`))
   const text = plain(output)
   expect(text).toContain('Sync started: pipeline=bikehire')
   expect(text).toMatch(/Ingesting {2}[\d,]+ rows read · [\d.]+ [KMG]?B · [\d,]+ written · [\d,]+ rows\/s/)

@@ -42,7 +42,10 @@ describe('sync --once into DuckDB', () => {
       ),
     )
     expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
-    const [first10] = await query(warehouse(), 'SELECT min(rental_id) AS lo, max(rental_id) AS hi FROM main.rentals')
+    const [first10] = await query(
+      warehouse(),
+      'SELECT min(rental_id) AS lo, max(rental_id) AS hi FROM main.rentals',
+    )
     expect(Number(first10?.hi) - Number(first10?.lo) + 1).toBe(ROWS)
 
     const again = await syncOnce(['--output', 'text'])
@@ -54,7 +57,10 @@ describe('sync --once into DuckDB', () => {
   it('prints the seed events with --output json', async () => {
     const result = await syncOnce(['--output', 'json'])
     expect(result.code).toBe(0)
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(events.map((e) => e.event)).toEqual(['sync_start', 'namespace_discovered', 'sync_complete'])
     const runId = events[0].run_id
     expect(runId).toMatch(/^[0-9a-f-]{36}$/)
@@ -62,17 +68,60 @@ describe('sync --once into DuckDB', () => {
       expect(e.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/)
       expect(e).toMatchObject({ pipeline: 'bikehire', run_id: runId })
     }
-    expect(events[0]).toEqual({ event: 'sync_start', phase: 'start', pipeline: 'bikehire', timestamp: events[0].timestamp, run_id: runId })
-    expect(events[1]).toMatchObject({ event: 'namespace_discovered', phase: 'discover', namespace: 'rentals', field_count: 9 })
-    expect(Object.keys(events[2])).toEqual(['event', 'phase', 'pipeline', 'namespaces_synced', 'total_rows', 'elapsed_ms', 'timestamp', 'run_id'])
-    expect(events[2]).toMatchObject({ event: 'sync_complete', phase: 'complete', namespaces_synced: 1, total_rows: ROWS })
+    expect(events[0]).toEqual({
+      event: 'sync_start',
+      phase: 'start',
+      pipeline: 'bikehire',
+      timestamp: events[0].timestamp,
+      run_id: runId,
+    })
+    expect(events[1]).toMatchObject({
+      event: 'namespace_discovered',
+      phase: 'discover',
+      namespace: 'rentals',
+      field_count: 9,
+    })
+    expect(Object.keys(events[2])).toEqual([
+      'event',
+      'phase',
+      'pipeline',
+      'namespaces_synced',
+      'total_rows',
+      'elapsed_ms',
+      'timestamp',
+      'run_id',
+    ])
+    expect(events[2]).toMatchObject({
+      event: 'sync_complete',
+      phase: 'complete',
+      namespaces_synced: 1,
+      total_rows: ROWS,
+    })
   })
 
   it('emits sync_status while the run is active', async () => {
-    const result = await syncOnce(['--output', 'json'], { SKIPPR_STATUS_INTERVAL_SECONDS: '0.05', BUFFER_THRESHOLD_BYTES: '100000' })
-    const status = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((e) => e.event === 'sync_status')
+    const result = await syncOnce(['--output', 'json'], {
+      SKIPPR_STATUS_INTERVAL_SECONDS: '0.05',
+      BUFFER_THRESHOLD_BYTES: '100000',
+    })
+    const status = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((e) => e.event === 'sync_status')
     expect(status.length).toBeGreaterThan(0)
-    expect(Object.keys(status[0])).toEqual(['event', 'phase', 'pipeline', 'total_rows', 'bytes', 'rows_written', 'uploads_in_flight', 'elapsed_ms', 'timestamp', 'run_id'])
+    expect(Object.keys(status[0])).toEqual([
+      'event',
+      'phase',
+      'pipeline',
+      'total_rows',
+      'bytes',
+      'rows_written',
+      'uploads_in_flight',
+      'elapsed_ms',
+      'timestamp',
+      'run_id',
+    ])
   })
 
   it('runs the example config from the README', async () => {
@@ -89,9 +138,14 @@ describe('crash recovery', () => {
     // A killed sync's lease expires after its TTL: keep it short so the next run need not wait 30 s.
     const env = { BUFFER_THRESHOLD_BYTES: '200000', SKIPPR_LEASE_TTL_SECONDS: '1' }
     for (let kill = 0; kill < KILLS; kill++) {
-      const child = spawnCli(['sync', '--pipeline', 'bikehire', '--once', '--output', 'text'], { cwd: p.dir, env })
+      const child = spawnCli(['sync', '--pipeline', 'bikehire', '--once', '--output', 'text'], {
+        cwd: p.dir,
+        env,
+      })
       // Kill once it is ingesting, at a random moment of the run.
-      await new Promise<void>((resolve) => child.stdout?.on('data', (d: Buffer) => d.includes('[start] Ingesting') && resolve()))
+      await new Promise<void>((resolve) =>
+        child.stdout?.on('data', (d: Buffer) => d.includes('[start] Ingesting') && resolve()),
+      )
       await sleep(50 + Math.random() * 600)
       child.kill('SIGKILL')
       expect((await exited(child)).signal === 'SIGKILL' || child.exitCode === 0).toBe(true)
@@ -104,10 +158,17 @@ describe('crash recovery', () => {
   it('chaos mode kills the process at a sync point, logging the line first; reruns recover', async () => {
     // One batch per 10,000-row sample chunk: two batches.
     const lease = { SKIPPR_LEASE_TTL_SECONDS: '1', BUFFER_THRESHOLD_BYTES: '500000' }
-    const chaos = { ...lease, SKIPPR_CHAOS_MODE: 'yes', SKIPPR_CHAOS_PROBABILITY: '1', SKIPPR_CHAOS_POINTS: 'after-land' }
+    const chaos = {
+      ...lease,
+      SKIPPR_CHAOS_MODE: 'yes',
+      SKIPPR_CHAOS_PROBABILITY: '1',
+      SKIPPR_CHAOS_POINTS: 'after-land',
+    }
     const killed = await syncOnce(['--output', 'text'], chaos)
     expect(killed.signal).toBe('SIGKILL')
-    expect(killed.stderr).toMatch(/^\[skippr\] chaos mode: killing the process with SIGKILL at after-land \(bikehire\/[0-9a-f]+\/\d+\)\n$/)
+    expect(killed.stderr).toMatch(
+      /^\[skippr\] chaos mode: killing the process with SIGKILL at after-land \(bikehire\/[0-9a-f]+\/\d+\)\n$/,
+    )
     expect(await p.logs()).toContain('chaos mode: killing the process with SIGKILL at after-land')
     // The first batch landed but was not marked landed: the next run must recognise it, and land the second.
     const recovered = await syncOnce(['--output', 'text'], lease)
@@ -134,7 +195,9 @@ describe('scheduling', () => {
     ])
     const second = await runCli(['sync', '--once', '--output', 'text'], { cwd: p.dir })
     expect(second.code).toBe(0)
-    expect(second.stdout).toMatch(/^Pipeline 'bikehire' last ran \d+ seconds ago, skipping\.\nSync started: pipeline=second\n/)
+    expect(second.stdout).toMatch(
+      /^Pipeline 'bikehire' last ran \d+ seconds ago, skipping\.\nSync started: pipeline=second\n/,
+    )
     expect(await p.logs()).toMatch(/Pipeline 'bikehire' last ran \d+ seconds ago, skipping\./)
     expect(await rentalCounts(warehouse())).toEqual({ rows: 1000, unique: 1000 })
   })
@@ -149,7 +212,10 @@ describe('scheduling', () => {
   })
 
   it('keeps the data in the WAL when the pipeline has no data_sink', async () => {
-    await p.write('skippr.yml', bikehireConfig({ rows: 500 }).replace('    data_sink: data_sinks.warehouse\n', ''))
+    await p.write(
+      'skippr.yml',
+      bikehireConfig({ rows: 500 }).replace('    data_sink: data_sinks.warehouse\n', ''),
+    )
     const result = await syncOnce(['--output', 'text'])
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/Sync complete: pipeline=bikehire namespaces=1 rows=500 /)
@@ -158,7 +224,10 @@ describe('scheduling', () => {
 
 describe('bad input that needs the connector', () => {
   it("rejects an unknown key in a connector's fields", async () => {
-    await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Duckdb: { path: ./w.duckdb, table_prefix: x }' }))
+    await p.write(
+      'skippr.yml',
+      bikehireConfig({ rows: 10, sink: 'Duckdb: { path: ./w.duckdb, table_prefix: x }' }),
+    )
     const result = await syncOnce()
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(

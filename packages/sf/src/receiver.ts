@@ -105,7 +105,7 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
   const durableMode = options.durableAck ?? 'with-ack'
   const report =
-    options.onError ?? ((e, id) => console.warn(`[skippr-sf receiver] ${id ?? '?'}: ${e.message}`))
+    options.onError ?? ((e, id) => defaultLogger.warn(`receiver: ${e.message}`, { senderId: id }))
   const senders = new Map<string, SenderState>()
   const connections = new Set<Connection>()
 

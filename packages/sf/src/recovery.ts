@@ -46,6 +46,8 @@ export interface Recovered {
   leftovers: string[]
 }
 
+const SCAN_CONCURRENCY = 4
+
 interface Readable {
   name: string
   gen: bigint
@@ -136,13 +138,17 @@ async function scanAll(
 ): Promise<{ valid: Readable[]; unreadable: Unreadable[] }> {
   const valid: Readable[] = []
   const unreadable: Unreadable[] = []
-  for (const name of names) {
-    const gen = parseSegmentFileName(name)
-    if (gen === undefined) continue
-    const scan = await scanSegment(io, dir, name)
-    if (typeof scan !== 'string') valid.push({ name, gen, scan })
-    else unreadable.push({ name, gen, fileBytes: await fileSize(io, path.join(dir, name)), problem: scan })
+  const queue = names.filter((name) => parseSegmentFileName(name) !== undefined)
+  // A few segments at a time: one's CRC work overlaps another's reads.
+  const worker = async (): Promise<void> => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      const gen = parseSegmentFileName(name)!
+      const scan = await scanSegment(io, dir, name)
+      if (typeof scan !== 'string') valid.push({ name, gen, scan })
+      else unreadable.push({ name, gen, fileBytes: await fileSize(io, path.join(dir, name)), problem: scan })
+    }
   }
+  await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, worker))
   valid.sort((a, b) => cmp(a.scan.header.baseSeq, b.scan.header.baseSeq))
   return { valid, unreadable }
 }

@@ -18,7 +18,6 @@ import { readFully, type SlotFile, type SlotFs, writeFully } from './io.js'
 /** Replay and recovery keep a frame position every this many bytes, so a seek walks at most this far. */
 const CHECKPOINT_BYTES = 64 * 1024
 const READ_CHUNK_BYTES = 1024 * 1024
-const ZEROS = Buffer.alloc(1024 * 1024)
 
 export interface Segment {
   gen: bigint
@@ -87,8 +86,9 @@ export function seek(seg: Segment, index: number): [number, number] {
 export async function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
   const f = await io.open(file, 'w+')
   try {
-    for (let pos = 0; pos < bytes; pos += ZEROS.length) {
-      await writeFully(f, ZEROS, 0, Math.min(ZEROS.length, bytes - pos), pos)
+    const zeros = zeroBuffer()
+    for (let pos = 0; pos < bytes; pos += zeros.length) {
+      await writeFully(f, zeros, 0, Math.min(zeros.length, bytes - pos), pos)
     }
     await f.datasync()
     return f
@@ -97,6 +97,13 @@ export async function createZeroFilledFile(io: SlotFs, file: string, bytes: numb
     await io.unlink(file).catch(() => {})
     throw e
   }
+}
+
+let zeros: Buffer | undefined
+/** One shared buffer of zeros, as large as a default segment so that one write fills it. */
+function zeroBuffer(): Buffer {
+  zeros ??= Buffer.alloc(4 * 1024 * 1024)
+  return zeros
 }
 
 /**
@@ -169,13 +176,21 @@ export class FrameReader {
     return Math.max(this.buf.length, Math.min(FRAME_HEADER_BYTES + n, this.limit - this.pos))
   }
 
-  /** Steps to the next frame, refilling as needed: payload length, FRAME_END or FRAME_INVALID. */
-  async nextFrame(): Promise<number> {
+  /**
+   * Steps to the next frame, refilling as needed: payload length, FRAME_END or FRAME_INVALID. Returns a
+   * plain number while the frame is buffered, so hot loops can skip an await per frame.
+   */
+  nextFrame(): number | Promise<number> {
     if (this.pos >= this.limit) return FRAME_END
+    const n = this.next()
+    return n === FRAME_INCOMPLETE ? this.refillAndNext() : n
+  }
+
+  private async refillAndNext(): Promise<number> {
     for (;;) {
+      if (!(await this.refill())) return FRAME_INVALID
       const n = this.next()
       if (n !== FRAME_INCOMPLETE) return n
-      if (!(await this.refill())) return FRAME_INVALID
     }
   }
 }
@@ -216,7 +231,9 @@ export async function scanSegment(io: SlotFs, dir: string, name: string): Promis
     )
     for (;;) {
       const at = reader.pos
-      if ((await reader.nextFrame()) < 0) break
+      let n = reader.nextFrame()
+      if (typeof n !== 'number') n = await n
+      if (n < 0) break
       noteFrame(seg, seg.count, at)
       seg.count++
     }

@@ -193,7 +193,7 @@ function settings(o: SlotOptions): Settings {
     throw new SlotOptionError('durability', `"${durability}" must be append, periodic or memory`)
   }
   return {
-    dir: path.join(o.sfDir, senderId),
+    dir: path.resolve(o.sfDir, senderId),
     durability,
     segmentBytes,
     maxTotalBytes,
@@ -635,7 +635,8 @@ class DiskSlot extends BaseSlot {
     )
     while (index < seg.count) {
       reader.limit = seg.end
-      const n = await reader.nextFrame()
+      let n = reader.nextFrame()
+      if (typeof n !== 'number') n = await n
       const fsn = seg.baseSeq + BigInt(index++)
       if (n < 0) throw new CorruptFrameError(seg.name, fsn)
       if (fsn >= from)

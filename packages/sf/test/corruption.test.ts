@@ -21,8 +21,17 @@ type Mutation =
   | { kind: 'zero' | 'garbage'; file: number; at: number; length: number; seed: number }
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({ kind: fc.constant('flip' as const), file: fc.nat(), at: fc.double({ min: 0, max: 1, noNaN: true }), mask: fc.integer({ min: 1, max: 255 }) }),
-  fc.record({ kind: fc.constant('truncate' as const), file: fc.nat(), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
+  fc.record({
+    kind: fc.constant('flip' as const),
+    file: fc.nat(),
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+    mask: fc.integer({ min: 1, max: 255 }),
+  }),
+  fc.record({
+    kind: fc.constant('truncate' as const),
+    file: fc.nat(),
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+  }),
   fc.record({
     kind: fc.constantFrom('zero' as const, 'garbage' as const),
     file: fc.nat(),
@@ -52,7 +61,8 @@ async function mutate(dir: string, m: Mutation): Promise<void> {
   if (m.kind === 'flip') {
     if (at < bytes.length) bytes[at]! ^= m.mask
   } else {
-    for (let i = at; i < Math.min(bytes.length, at + m.length); i++) bytes[i] = m.kind === 'zero' ? 0 : (m.seed * 31 + i * 17) & 0xff
+    for (let i = at; i < Math.min(bytes.length, at + m.length); i++)
+      bytes[i] = m.kind === 'zero' ? 0 : (m.seed * 31 + i * 17) & 0xff
   }
   await writeFile(file, bytes)
 }

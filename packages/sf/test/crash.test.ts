@@ -30,12 +30,13 @@ async function runChild(sfDir: string, firstId: number, round: Round): Promise<v
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
     child.once('exit', (_code, signal) => resolve(signal)),
   )
-  let timer: NodeJS.Timeout | undefined
+  let killScheduled = false
   for await (const line of createInterface({ input: child.stdout! })) {
     const [kind, a, b] = line.split(' ')
     if (kind === 'a') round.reported.set(BigInt(a!), Number(b))
     else if (kind === 'k' && BigInt(a!) > round.ackedUpTo) round.ackedUpTo = BigInt(a!)
-    timer ??= setTimeout(() => child.kill('SIGKILL'), 10 + Math.random() * 190)
+    if (!killScheduled) setTimeout(() => child.kill('SIGKILL'), 10 + Math.random() * 190)
+    killScheduled = true
   }
   expect(await exited).toBe('SIGKILL')
 }

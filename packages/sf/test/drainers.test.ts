@@ -9,7 +9,7 @@ import type { DrainerEvent } from '../src/drainers.js'
 import { Sender } from '../src/sender.js'
 import { openSlot } from '../src/slot.js'
 import { runFixture } from './support/child.js'
-import { freePort, recordingReceiver, waitUntil } from './support/harness.js'
+import { downPort, recordingReceiver, waitUntil } from './support/harness.js'
 import { tmpSfDir } from './support/helpers.js'
 
 const cleanups: Array<() => Promise<unknown> | unknown> = []
@@ -52,9 +52,10 @@ const segmentsOf = async (sfDir: string, id: string): Promise<string[]> =>
 describe('orphan drainers', () => {
   it('drains three slots left by SIGKILLed senders from a fourth sender', async () => {
     const sfDir = await tmpSfDir()
-    const deadPort = await freePort()
+    const down = await downPort()
+    cleanups.push(() => down.close())
     const children = ['o1', 'o2', 'o3'].map((id) =>
-      runFixture('crash-sender.ts', [`127.0.0.1:${deadPort}`, sfDir, id, '300']),
+      runFixture('crash-sender.ts', [`127.0.0.1:${down.port}`, sfDir, id, '300']),
     )
     for (const child of children) {
       cleanups.push(() => child.kill())
@@ -141,9 +142,10 @@ describe('orphan drainers', () => {
   it('gives up after the reconnect budget and writes .failed', async () => {
     const sfDir = await tmpSfDir()
     await orphan(sfDir, 'far', 2)
-    const port = await freePort()
+    const down = await downPort()
+    cleanups.push(() => down.close())
     const d = await drainingSender(
-      `ws::addr=127.0.0.1:${port};sf_dir=${sfDir};sender_id=main;drain_orphans=on;reconnect_max_duration_millis=300;` +
+      `ws::addr=127.0.0.1:${down.port};sf_dir=${sfDir};sender_id=main;drain_orphans=on;reconnect_max_duration_millis=300;` +
         'reconnect_initial_backoff_millis=20;reconnect_max_backoff_millis=50;close_flush_timeout_millis=0;',
     )
     await waitUntil(() => d.sender.counters().totalBackgroundDrainersFailed === 1)

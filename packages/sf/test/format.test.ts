@@ -33,7 +33,12 @@ describe('segment header', () => {
   })
 
   it('decodes the fixed bytes', () => {
-    expect(decodeSegmentHeader(HEADER)).toEqual({ version: 1, flags: 0, baseSeq: 5n, createdAtMs: 1_700_000_000_000 })
+    expect(decodeSegmentHeader(HEADER)).toEqual({
+      version: 1,
+      flags: 0,
+      baseSeq: 5n,
+      createdAtMs: 1_700_000_000_000,
+    })
   })
 
   it('explains why bytes are not a header', () => {

@@ -12,14 +12,18 @@ import { openSlot } from '../src/slot.js'
 import { payload, tmpSfDir } from './support/helpers.js'
 
 const HOLDER = fileURLToPath(new URL('./fixtures/lock-holder.mjs', import.meta.url))
-const fast = { lockHeartbeatMs: 50, lockStaleMs: 400 }
+const fast = { lockHeartbeatMs: 50, lockStaleMs: 1000 }
 const children: ChildProcess[] = []
 
 /** Starts a process that holds the slot (the built package); resolves once it owns the lock. */
 async function holder(sfDir: string, host = '-'): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [HOLDER, sfDir, host, String(fast.lockHeartbeatMs), String(fast.lockStaleMs)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  const child = spawn(
+    process.execPath,
+    [HOLDER, sfDir, host, String(fast.lockHeartbeatMs), String(fast.lockStaleMs)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   children.push(child)
   for await (const line of createInterface({ input: child.stdout! })) if (line === 'ready') return child
   throw new Error('lock holder exited before taking the lock')
@@ -35,7 +39,10 @@ async function kill(child: ChildProcess): Promise<void> {
 async function ownerRecord(sfDir: string, rec: Record<string, unknown>): Promise<void> {
   const dir = path.join(sfDir, 'default', '.lock.owner')
   await mkdir(dir, { recursive: true })
-  await writeFile(path.join(dir, 'owner.json'), JSON.stringify({ instance: randomUUID(), heartbeat: 7, ...rec }))
+  await writeFile(
+    path.join(dir, 'owner.json'),
+    JSON.stringify({ instance: randomUUID(), heartbeat: 7, ...rec }),
+  )
 }
 
 /** Start time of a process as Linux /proc reports it (field 22 of /proc/<pid>/stat). */
@@ -89,7 +96,10 @@ describe('slot lock', () => {
     children.push(other)
     await new Promise((r) => setTimeout(r, 50))
     await ownerRecord(sfDir, { host: os.hostname(), pid: other.pid, pidStart: procStart(other.pid!) })
-    await expect(openSlot({ sfDir, ...fast })).rejects.toMatchObject({ code: 'SF_SLOT_LOCKED', holderPid: other.pid })
+    await expect(openSlot({ sfDir, ...fast })).rejects.toMatchObject({
+      code: 'SF_SLOT_LOCKED',
+      holderPid: other.pid,
+    })
   })
 
   it('container case: a killed owner on another host (PID 1) is taken over once its heartbeat is stale', async () => {
@@ -150,7 +160,10 @@ describe('slot lock', () => {
     await slot.append(payload(1))
     await ownerRecord(sfDir, { host: 'elsewhere', pid: 4242 })
     await new Promise((r) => setTimeout(r, 4 * fast.lockHeartbeatMs))
-    await expect(slot.append(payload(2))).rejects.toMatchObject({ code: 'SF_SLOT_CLOSED', cause: { code: 'SF_LOCK_LOST' } })
+    await expect(slot.append(payload(2))).rejects.toMatchObject({
+      code: 'SF_SLOT_CLOSED',
+      cause: { code: 'SF_LOCK_LOST' },
+    })
     await slot.close()
   })
 

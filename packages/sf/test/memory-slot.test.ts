@@ -10,7 +10,10 @@ describe('openMemorySlot', () => {
     expect((await collect(slot.replay(3n))).map((f) => f.fsn)).toEqual([3n, 4n])
     await slot.ack(2n)
     expect(slot.ackedFsn).toBe(2n)
-    expect((await collect(slot.replay())).map((f) => Buffer.from(f.payload))).toEqual([payload(3), payload(4)])
+    expect((await collect(slot.replay())).map((f) => Buffer.from(f.payload))).toEqual([
+      payload(3),
+      payload(4),
+    ])
     await expect(slot.ack(9n)).rejects.toMatchObject({ code: 'SF_ACK_OUT_OF_RANGE' })
     await slot.close()
   })
@@ -32,7 +35,12 @@ describe('openMemorySlot', () => {
     const blocked = slot.appendBlocking(payload(3, 100))
     await slot.ack(1n)
     expect(await blocked).toBe(4n)
-    expect(slot.stats()).toMatchObject({ totalBytes: 3 * 108, backpressureStalls: 2, segments: 0, durability: 'none' })
+    expect(slot.stats()).toMatchObject({
+      totalBytes: 3 * 108,
+      backpressureStalls: 2,
+      segments: 0,
+      durability: 'none',
+    })
   })
 
   it('replays long slots after many acks (compaction keeps FSNs right)', async () => {
@@ -40,7 +48,18 @@ describe('openMemorySlot', () => {
     for (let i = 1; i <= 5000; i++) await slot.append(payload(i, 8))
     await slot.ack(4990n)
     const frames = await collect(slot.replay())
-    expect(frames.map((f) => f.fsn)).toEqual([4991n, 4992n, 4993n, 4994n, 4995n, 4996n, 4997n, 4998n, 4999n, 5000n])
+    expect(frames.map((f) => f.fsn)).toEqual([
+      4991n,
+      4992n,
+      4993n,
+      4994n,
+      4995n,
+      4996n,
+      4997n,
+      4998n,
+      4999n,
+      5000n,
+    ])
     expect(Buffer.from(frames[0]!.payload)).toEqual(payload(4991, 8))
   })
 })

@@ -37,7 +37,8 @@ async function reopen(sfDir: string) {
   return { slot, logger, fsns }
 }
 
-const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
 describe('recovery', () => {
   it('"Gap between segments": a deleted middle segment is fatal and names the missing FSNs', async () => {
@@ -45,7 +46,9 @@ describe('recovery', () => {
     await unlink(segmentPath(sfDir, 2))
     const err = await openSlot({ sfDir, ...opts }).catch((e) => e)
     expect(err.code).toBe('SF_SEGMENT_GAP')
-    expect(err.message).toMatch(/FSNs 38\.\.74 are missing between sf-0000000000000001\.sfa and sf-0000000000000003\.sfa/)
+    expect(err.message).toMatch(
+      /FSNs 38\.\.74 are missing between sf-0000000000000001\.sfa and sf-0000000000000003\.sfa/,
+    )
     // the refusal released the lock: fixing the slot (here: accepting the loss) lets it open
     await unlink(segmentPath(sfDir, 1))
     const { slot, fsns } = await reopen(sfDir)
@@ -151,7 +154,9 @@ describe('recovery', () => {
     await damage(segmentPath(sfDir, 2), 0, 4)
     const { slot, logger, fsns } = await reopen(sfDir)
     expect(fsns).toEqual([...range(1, 37), ...range(75, 100)])
-    expect(slot.stats().dataLoss).toMatchObject([{ fromFsn: 38n, toFsn: 74n, reason: 'unreadable segment header' }])
+    expect(slot.stats().dataLoss).toMatchObject([
+      { fromFsn: 38n, toFsn: 74n, reason: 'unreadable segment header' },
+    ])
     expect(logger.text('error')).toMatch(/sf-0000000000000002\.sfa .* unusable header \(bad magic\)/)
     await slot.close()
   })

@@ -68,6 +68,9 @@ describe('scanSegment', () => {
     frames[1]![20]! ^= 1
     const { dir, file } = await segmentFile(frames, 4096)
     await file.close()
-    expect(await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')).toMatchObject({ count: 1, damaged: true })
+    expect(await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')).toMatchObject({
+      count: 1,
+      damaged: true,
+    })
   })
 })

@@ -1,11 +1,12 @@
 import { readdir } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebSocketServer } from 'ws'
 import { HaltSenderError } from '../src/errors.js'
 import { Sender } from '../src/sender.js'
 import { encodeAck, encodeWelcome, SUBPROTOCOL } from '../src/wire.js'
-import { freePort, recordingReceiver, rejection, text, waitUntil } from './support/harness.js'
+import { downPort, recordingReceiver, rejection, text, waitUntil } from './support/harness.js'
 import { tmpSfDir } from './support/helpers.js'
 import { makeSelfSignedCertificate } from './support/tls.js'
 
@@ -29,6 +30,13 @@ async function open(
   const sender = await Sender.fromConfig(config, { onError: () => {}, ...handlers })
   cleanups.push(() => sender.close().catch(() => {}))
   return sender
+}
+
+/** A receiver that is down, for the duration of the test. */
+async function downReceiver() {
+  const d = await downPort()
+  cleanups.push(() => d.close())
+  return d
 }
 
 const numbered = (n: number, from = 1): string[] => Array.from({ length: n }, (_, i) => `r${from + i}`)
@@ -72,7 +80,7 @@ describe('Sender', () => {
   })
 
   it('close() times out with SF_CLOSE_TIMEOUT, keeps the data on disk, and the next sender delivers it', async () => {
-    const port = await freePort()
+    const { port } = await downReceiver()
     const sfDir = await tmpSfDir()
     const config = `ws::addr=127.0.0.1:${port};sf_dir=${sfDir};sender_id=s;close_flush_timeout_millis=300;`
     const sender = await open(config)
@@ -93,7 +101,7 @@ describe('Sender', () => {
   })
 
   it('close_flush_timeout_millis=0 or -1 skips the wait', async () => {
-    const port = await freePort()
+    const { port } = await downReceiver()
     for (const skip of ['0', '-1']) {
       const sender = await open(`ws::addr=127.0.0.1:${port};close_flush_timeout_millis=${skip};`)
       await sender.send(text('lost'))
@@ -211,7 +219,7 @@ describe('Sender', () => {
     expect(slow.counters().totalBackpressureStalls).toBe(2)
     await slow.close()
 
-    const port = await freePort()
+    const { port } = await downReceiver()
     const down = await open(
       `ws::addr=127.0.0.1:${port};sf_max_total_bytes=2048;sf_append_deadline_millis=400;close_flush_timeout_millis=0;` +
         'reconnect_initial_backoff_millis=20;reconnect_max_backoff_millis=40;',
@@ -297,8 +305,9 @@ describe('Sender', () => {
   })
 
   it('closes with a protocol error when the receiver acks an FSN that was never written', async () => {
-    const port = await freePort()
-    const wss = new WebSocketServer({ port, host: '127.0.0.1', handleProtocols: () => SUBPROTOCOL })
+    const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: () => SUBPROTOCOL })
+    await new Promise((resolve) => wss.once('listening', resolve))
+    const { port } = wss.address() as AddressInfo
     cleanups.push(() => new Promise((resolve) => wss.close(resolve)))
     const closes: number[] = []
     wss.on('connection', (ws) => {

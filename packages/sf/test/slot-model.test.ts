@@ -14,8 +14,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Slot } from '../src/base-slot.js'
 import { openSlot } from '../src/slot.js'
-import { SimFs } from './support/sim-fs.js'
 import { captureLogger, collect, tmpSfDir } from './support/helpers.js'
+import { SimFs } from './support/sim-fs.js'
 
 const RUNS = Number(process.env.SKIPPR_SF_PROPERTY_RUNS ?? 40)
 
@@ -27,10 +27,26 @@ type Action =
   | { kind: 'crash'; powerLoss: boolean }
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('append' as const), count: fc.integer({ min: 1, max: 12 }), size: fc.integer({ min: 0, max: 300 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('ack' as const), fraction: fc.double({ min: 0, max: 1, noNaN: true }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      count: fc.integer({ min: 1, max: 12 }),
+      size: fc.integer({ min: 0, max: 300 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('ack' as const),
+      fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ kind: 'settle' as const }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('hop' as const), n: fc.integer({ min: 1, max: 20 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('hop' as const), n: fc.integer({ min: 1, max: 20 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), powerLoss: fc.boolean() }) },
 )
 
@@ -86,7 +102,8 @@ async function run(actions: Action[], seed: number): Promise<void> {
         )
       }
     } else if (a.kind === 'ack') {
-      const target = slot.ackedFsn + BigInt(Math.floor(Number(slot.publishedFsn - slot.ackedFsn) * a.fraction))
+      const target =
+        slot.ackedFsn + BigInt(Math.floor(Number(slot.publishedFsn - slot.ackedFsn) * a.fraction))
       m.pending.push(
         slot.ack(target).then(() => {
           if (target > m.ackResolved) m.ackResolved = target

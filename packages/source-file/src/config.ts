@@ -6,7 +6,9 @@ export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
 
 const field = z.strictObject({
   name: z.string().min(1).describe('Column name (CSV: as in the header row) or JSON key.'),
-  type: z.enum(FIELD_TYPES).describe('Field type: string, int, long, double, boolean, date, timestamp or json.'),
+  type: z
+    .enum(FIELD_TYPES)
+    .describe('Field type: string, int, long, double, boolean, date, timestamp or json.'),
   nullable: z.boolean().optional().describe('Whether the field may be null (default true).'),
 })
 
@@ -15,7 +17,9 @@ export const fileConfig = z
     path: z
       .string()
       .min(1)
-      .describe('A file or a glob (`data/*.csv`, `logs/**/*.jsonl`), relative to the directory of skippr.yml.'),
+      .describe(
+        'A file or a glob (`data/*.csv`, `logs/**/*.jsonl`), relative to the directory of skippr.yml.',
+      ),
     format: z.enum(['csv', 'jsonl']).describe('`csv` (RFC 4180) or `jsonl` (one JSON object per line).'),
     header: z
       .boolean()
@@ -25,19 +29,25 @@ export const fileConfig = z
       .string()
       .min(1)
       .optional()
-      .describe('Namespace (table) for the rows of every matched file (default: the file name without extension).'),
+      .describe(
+        'Namespace (table) for the rows of every matched file (default: the file name without extension).',
+      ),
     schema: z
       .array(field)
       .min(1)
       .optional()
-      .describe('Fields in column order; replaces type inference. CSV headers must list the same names in order.'),
+      .describe(
+        'Fields in column order; replaces type inference. CSV headers must list the same names in order.',
+      ),
     chunk_bytes: z
       .number()
       .int()
       .min(4096)
       .max(256 * 1024 * 1024)
       .optional()
-      .describe(`Bytes read per block; a chunk holds the whole records of one block (default ${DEFAULT_CHUNK_BYTES}).`),
+      .describe(
+        `Bytes read per block; a chunk holds the whole records of one block (default ${DEFAULT_CHUNK_BYTES}).`,
+      ),
   })
   .superRefine((config, ctx) => {
     if (config.format === 'jsonl' && config.header !== undefined) {

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises'
-import { basename, extname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { basename, extname, relative, resolve, sep } from 'node:path'
 import { glob, isDynamicPattern } from 'tinyglobby'
 
 export interface MatchedFile {
@@ -27,8 +27,7 @@ async function existingFile(path: string): Promise<string[]> {
 }
 
 function keyOf(path: string, configDir: string): string {
-  const rel = relative(configDir, path)
-  return (isAbsolute(rel) ? rel : rel.split(sep).join('/')) || basename(path)
+  return relative(configDir, path).split(sep).join('/')
 }
 
 /**
@@ -38,8 +37,7 @@ function keyOf(path: string, configDir: string): string {
  */
 export function defaultNamespace(pattern: string): string | undefined {
   const name = basename(pattern)
-  const stem = isDynamicPattern(pattern) ? name.replace(/\{[^}]*\}|\[[^\]]*\]|[*?!+@()]/g, '') : name
-  const bare = stem.slice(0, stem.length - extname(stem).length || undefined)
-  const trimmed = bare.replace(/^[-_.\s]+|[-_.\s]+$/g, '')
-  return trimmed || undefined
+  const stem = name.slice(0, name.length - extname(name).length)
+  const bare = isDynamicPattern(pattern) ? stem.replace(/\{[^}]*\}|\[[^\]]*\]|[*?!+@()]/g, '') : stem
+  return bare.replace(/^[-_.\s]+|[-_.\s]+$/g, '') || undefined
 }

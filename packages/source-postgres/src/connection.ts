@@ -1,19 +1,6 @@
+import { describeTarget } from '@skippr/connector-api'
 import pg from 'pg'
 import { SourceUnavailableError } from './errors.js'
-
-/**
- * Where a connection string points, without its password or query parameters: safe for messages
- * and logs. Keyword/value strings (`host=... password=...`) are not echoed at all.
- */
-export function describeTarget(connectionString: string): string {
-  try {
-    const url = new URL(connectionString)
-    const user = url.username ? `${decodeURIComponent(url.username)}@` : ''
-    return `${url.protocol}//${user}${url.host}${url.pathname}`
-  } catch {
-    return 'the configured server'
-  }
-}
 
 /**
  * One client in UTC with ISO dates and exact float output, so the CSV this source emits and the

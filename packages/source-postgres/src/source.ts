@@ -7,13 +7,14 @@ import type {
   SourceChunk,
   SourceOffset,
 } from '@skippr/connector-api'
+import { describeTarget } from '@skippr/connector-api'
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import type { Column, TableInfo } from './catalog.js'
 import { namespaceSchema, outputExpression, readTable } from './catalog.js'
 import type { PostgresSourceConfig, TableSpec } from './config.js'
 import { tableSpecs } from './config.js'
-import { connect, describeTarget } from './connection.js'
+import { connect } from './connection.js'
 import { QueryFailedError, SourceUnavailableError } from './errors.js'
 import { boundSql, copySql, lastKeySql, tableKey } from './keyset.js'
 import type { Positions } from './offset.js'

@@ -8,9 +8,14 @@ describe('source offset', () => {
     const positions = parsePositions(undefined)
     positions.set('events', positionEntry(['updated_at', 'id'], ['2024-01-01 00:00:00+00', '7']))
     const offset = positionsOffset(positions)
-    expect(offset).toEqual({ tables: { events: { after: { updated_at: '2024-01-01 00:00:00+00', id: '7' } } } })
+    expect(offset).toEqual({
+      tables: { events: { after: { updated_at: '2024-01-01 00:00:00+00', id: '7' } } },
+    })
     const back = parsePositions(JSON.parse(JSON.stringify(offset)))
-    expect(keyAfter(back.get('events'), 'events', ['updated_at', 'id'])).toEqual(['2024-01-01 00:00:00+00', '7'])
+    expect(keyAfter(back.get('events'), 'events', ['updated_at', 'id'])).toEqual([
+      '2024-01-01 00:00:00+00',
+      '7',
+    ])
     expect(keyAfter(back.get('other'), 'other', ['id'])).toBeUndefined()
   })
 

@@ -130,7 +130,11 @@ export class AsciiWriter {
     const at = this.length
     this.view.setUint32(at, this.dayWords[words] as number, true)
     this.view.setUint32(at + 4, this.dayWords[words + 1] as number, true)
-    this.view.setUint32(at + 8, ((this.dayWords[words + 2] as number) | ((HOUR_DIGIT[second] as number) << 24)) >>> 0, true)
+    this.view.setUint32(
+      at + 8,
+      ((this.dayWords[words + 2] as number) | ((HOUR_DIGIT[second] as number) << 24)) >>> 0,
+      true,
+    )
     this.view.setUint32(at + 12, TIME_WORD_1[second] as number, true)
     this.view.setUint32(at + 16, TIME_WORD_2[second] as number, true)
     this.length += 20

@@ -18,7 +18,9 @@ export const sampleConfig = z.strictObject({
     .min(0)
     .max(Number.MAX_SAFE_INTEGER)
     .optional()
-    .describe(`Chooses the rows; the same seed and rows always give the same data (default ${DEFAULT_SEED}).`),
+    .describe(
+      `Chooses the rows; the same seed and rows always give the same data (default ${DEFAULT_SEED}).`,
+    ),
   batch_rows: z
     .number()
     .int()

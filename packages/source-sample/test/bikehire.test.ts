@@ -85,7 +85,11 @@ describe('bikehire rows', () => {
       const start = Date.parse(r.start_time) / 1000
       const lateBy = start - (1_704_067_200 + i * 40)
       const kmPerHour = r.distance_km / (r.duration_s / 3600)
-      check(Date.parse(r.end_time) / 1000 - start === r.duration_s, i, 'end_time is not start_time + duration_s')
+      check(
+        Date.parse(r.end_time) / 1000 - start === r.duration_s,
+        i,
+        'end_time is not start_time + duration_s',
+      )
       check(lateBy >= 0 && lateBy < 2400, i, `start_time ${r.start_time} is out of sequence`)
       check(r.duration_s >= 180 && r.duration_s <= 7200, i, `duration_s ${r.duration_s}`)
       check(r.bike_id >= 1 && r.bike_id <= 4000, i, `bike_id ${r.bike_id}`)

@@ -111,7 +111,18 @@ describe('files the databases read', () => {
     await writeBikehireFile(csv, { rows: 20_000, seed: 6, format: 'csv' })
     const schema = `skippr_sample_${process.pid}_${Date.now()}`
     const psql = (...args: string[]) =>
-      run('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'test', '-v', 'ON_ERROR_STOP=1', '-qAt', ...args])
+      run('psql', [
+        '-h',
+        '127.0.0.1',
+        '-U',
+        'postgres',
+        '-d',
+        'test',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-qAt',
+        ...args,
+      ])
     await psql(
       '-c',
       `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.rentals (rental_id bigint PRIMARY KEY, bike_id int,

@@ -59,18 +59,21 @@ describe('Sample source', () => {
     const config = { rows: 7_777, seed: 11, batch_rows: 500 }
     const whole = text(await readAll(config))
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 6 }), async (runs) => {
-        // Each run reads a few chunks and stops, as a killed process would; the next resumes.
-        let offset: SourceOffset | undefined
-        let joined = ''
-        for (const stopAfter of runs) {
-          const chunks = await readAll(config, offset, { stopAfter })
-          joined += text(chunks)
-          offset = chunks.at(-1)?.offset ?? offset
-        }
-        joined += text(await readAll(config, offset))
-        expect(joined).toBe(whole)
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 6 }),
+        async (runs) => {
+          // Each run reads a few chunks and stops, as a killed process would; the next resumes.
+          let offset: SourceOffset | undefined
+          let joined = ''
+          for (const stopAfter of runs) {
+            const chunks = await readAll(config, offset, { stopAfter })
+            joined += text(chunks)
+            offset = chunks.at(-1)?.offset ?? offset
+          }
+          joined += text(await readAll(config, offset))
+          expect(joined).toBe(whole)
+        },
+      ),
       { numRuns: Number(process.env.SKIPPR_PROPERTY_RUNS ?? 25) },
     )
   })
@@ -103,7 +106,7 @@ describe('Sample source', () => {
   })
 
   it('refuses an offset it did not write, naming the fix', async () => {
-    for (const bad of [{ files: {} }, { row: -1 }, { row: 1.5 }, 'x', [1]]) {
+    for (const bad of [{ files: {} }, { row: -1 }, { row: 1.5 }, 'x', [1]] as SourceOffset[]) {
       const error = await readAll({ rows: 10 }, bad).catch((e: unknown) => e)
       expect(hasCode(error, SAMPLE_OFFSET_INVALID)).toBe(true)
       expect((error as Error).message).toMatch(/reset the pipeline/)

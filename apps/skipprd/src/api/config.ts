@@ -79,7 +79,11 @@ export class Config {
   /** Finds and loads skippr.yml as the CLI does: `config`, SKIPPR_CONFIG_FILE, then the working directory. */
   static discover(options: DiscoverConfigOptions = {}): Config {
     return new Config(
-      loadConfigFile({ config: options.config, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env }),
+      loadConfigFile({
+        config: options.config,
+        cwd: options.cwd ?? process.cwd(),
+        env: options.env ?? process.env,
+      }),
     )
   }
 

@@ -64,14 +64,23 @@ export class Session {
     ])
     const environment = this.environment(() => {}, undefined)
     const pipeline = await resolvePipeline(environment, this.pipeline.name, true)
-    return discoverPipeline({ pipeline, configDir: environment.file.dir, logger: environment.logger, listener: onEvent })
+    return discoverPipeline({
+      pipeline,
+      configDir: environment.file.dir,
+      logger: environment.logger,
+      listener: onEvent,
+    })
   }
 
   private environment(listener: SyncListener, signal: AbortSignal | undefined) {
     const file = this.pipeline.config.file
     this.logger ??=
       this.options.logger ??
-      createLogger({ dir: logDirectory(file.env, this.cwd), stderrLevel: this.options.log, redactor: this.redactor })
+      createLogger({
+        dir: logDirectory(file.env, this.cwd),
+        stderrLevel: this.options.log,
+        redactor: this.redactor,
+      })
     const logger = this.logger
     return {
       file,

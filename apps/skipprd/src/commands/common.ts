@@ -100,7 +100,8 @@ export async function runCommand(
   } catch (error) {
     logger ??= safeLogger(() => logsFor(process.env))
     logger?.error({ err: error }, `${stage} failed`)
-    if (!(typeof error === 'object' && error !== null && reported.has(error))) err(`${failureLine(stage, error)}\n`)
+    if (!(typeof error === 'object' && error !== null && reported.has(error)))
+      err(`${failureLine(stage, error)}\n`)
     return EXIT_FAILURE
   } finally {
     process.off('SIGINT', onSignal)

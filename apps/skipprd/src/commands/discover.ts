@@ -61,5 +61,11 @@ function jsonLine(event: DiscoverEvent): string {
     }
   })()
   const { phase, ...rest } = fields
-  return JSON.stringify({ event: event.type, phase, pipeline: event.pipeline, ...rest, timestamp: timestamp(new Date()) })
+  return JSON.stringify({
+    event: event.type,
+    phase,
+    pipeline: event.pipeline,
+    ...rest,
+    timestamp: timestamp(new Date()),
+  })
 }

@@ -1,10 +1,11 @@
 /** `skipprd sync`: one pipeline (`--pipeline` / PIPELINE_NAME) or every pipeline in turn. */
+
+import { envSeconds } from '../config/settings.js'
 import { jsonReporter, STATUS_INTERVAL_MS } from '../output/json.js'
 import { type Reporter, silentReporter } from '../output/reporter.js'
 import { textReporter } from '../output/text.js'
 import type { SyncListener } from '../runner/events.js'
 import { resolvePipeline, syncEveryPipeline, syncPipeline } from '../runner/session.js'
-import { envSeconds } from '../config/settings.js'
 import {
   type CommandContext,
   EXIT_FAILURE,
@@ -53,11 +54,14 @@ export function sync(options: SyncOptions): Promise<number> {
 /** `json`; `progress` on a terminal, else `text`; `progress` with `--log` shows nothing (the logs do). */
 async function reporterFor(options: SyncOptions, context: CommandContext): Promise<Reporter> {
   if (options.output === 'json') {
-    const statusIntervalMs = envSeconds(context.file.env, 'SKIPPR_STATUS_INTERVAL_SECONDS', STATUS_INTERVAL_MS / 1000) * 1000
+    const statusIntervalMs =
+      envSeconds(context.file.env, 'SKIPPR_STATUS_INTERVAL_SECONDS', STATUS_INTERVAL_MS / 1000) * 1000
     return jsonReporter(context.out, { statusIntervalMs })
   }
   if (options.output === 'progress' && options.log) return silentReporter
-  if (options.output === 'text' || !process.stdout.isTTY) return textReporter(context.out)
+  // A terminal that reports no width (e.g. a bare pty) cannot hold a redrawn display.
+  if (options.output === 'text' || !process.stdout.isTTY || !process.stdout.columns)
+    return textReporter(context.out)
   const { progressReporter } = await import('../output/progress.js')
   return progressReporter(context.out)
 }

@@ -11,7 +11,9 @@ export function issueToError(issue: z.core.$ZodIssue | undefined, file: string):
     const key = issue.keys[0] ?? ''
     const guess = closest(key, knownKeysAt(path))
     const hint = guess ? ` (did you mean ${guess}?)` : ''
-    return new ConfigError(`${where}: unknown key ${issue.keys.join(', ')}: remove it or check its spelling${hint}`)
+    return new ConfigError(
+      `${where}: unknown key ${issue.keys.join(', ')}: remove it or check its spelling${hint}`,
+    )
   }
   return new ConfigError(`${where}: ${issue.message.replace(/^Invalid input: /, '')}`)
 }

@@ -17,11 +17,11 @@ export function configJsonSchema(
 ): JsonSchema {
   const schema = z.toJSONSchema(fileSchema, { io: 'input' }) as JsonSchema
   const properties = schema.properties as Record<string, JsonSchema>
-  for (const [section, definitions] of [
-    ['data_sources', sources],
-    ['data_sinks', sinks],
-  ] as const) {
-    properties[section] = { ...properties[section], additionalProperties: { $ref: `#/$defs/${section}_entry` } }
+  for (const section of ['data_sources', 'data_sinks'] as const) {
+    properties[section] = {
+      ...properties[section],
+      additionalProperties: { $ref: `#/$defs/${section}_entry` },
+    }
   }
   return {
     ...schema,
@@ -35,7 +35,10 @@ export function configJsonSchema(
   }
 }
 
-function entrySchema(definitions: readonly (SourceDefinition | SinkDefinition)[], description: string): JsonSchema {
+function entrySchema(
+  definitions: readonly (SourceDefinition | SinkDefinition)[],
+  description: string,
+): JsonSchema {
   return {
     description,
     oneOf: [...definitions]

@@ -29,8 +29,14 @@ export const pipelineSchema = z.strictObject({
     .nonnegative()
     .optional()
     .describe('Minimum time between runs when every pipeline is synced (default 900)'),
-  data_dir: z.string().optional().describe("The pipeline's local working data (default DATA_DIR, else ./data)"),
-  chaos_mode: z.boolean().optional().describe('SIGKILL the process at random points of a sync (testing only)'),
+  data_dir: z
+    .string()
+    .optional()
+    .describe("The pipeline's local working data (default DATA_DIR, else ./data)"),
+  chaos_mode: z
+    .boolean()
+    .optional()
+    .describe('SIGKILL the process at random points of a sync (testing only)'),
   buffer_threshold_bytes: z
     .number()
     .int()

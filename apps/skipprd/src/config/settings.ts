@@ -85,7 +85,10 @@ export function logDirectory(env: Env, cwd: string): string {
 export function walStorage(flags: RuntimeFlags, env: Env, once: boolean): 'disk' {
   const value = (flags.walStorage ?? env.WAL_STORAGE ?? 'disk').trim().toLowerCase()
   if (!(WAL_STORAGES as readonly string[]).includes(value)) throw new WalStorageInvalidError(value)
-  if (value === 'clustered' && once) throw new WalStorageUnavailableError('WAL_STORAGE=clustered does not support sync --once: drop --once, or use --wal-storage disk')
+  if (value === 'clustered' && once)
+    throw new WalStorageUnavailableError(
+      'WAL_STORAGE=clustered does not support sync --once: drop --once, or use --wal-storage disk',
+    )
   if (value !== 'disk')
     throw new WalStorageUnavailableError(
       `WAL_STORAGE=${value} is not available in this build: use WAL_STORAGE=disk (the default) with a persistent DATA_DIR`,
@@ -102,6 +105,7 @@ export function envSeconds(env: Env, name: string, fallback: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)
-  if (!Number.isFinite(value) || value < 0) throw new ConfigError(`${name}=${raw}: expected a number of seconds ≥ 0`)
+  if (!Number.isFinite(value) || value < 0)
+    throw new ConfigError(`${name}=${raw}: expected a number of seconds ≥ 0`)
   return value
 }

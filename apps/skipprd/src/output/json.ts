@@ -4,7 +4,7 @@
  * sampled from the run's counters every `statusIntervalMs` (10 s) while the run is active.
  * `sync_skipped` (not in the vendor's list) reports a pipeline that was not run.
  */
-import type { RunProgress, SyncEvent } from '../runner/events.js'
+import type { RunProgress } from '../runner/events.js'
 import type { Reporter } from './reporter.js'
 
 export const STATUS_INTERVAL_MS = 10_000
@@ -18,7 +18,14 @@ export function jsonReporter(
   const now = options.now ?? (() => new Date())
   let timer: NodeJS.Timeout | undefined
   const emit = (event: string, phase: string, pipeline: string, fields: Fields, runId?: string): void => {
-    const line = { event, phase, pipeline, ...fields, timestamp: timestamp(now()), ...(runId && { run_id: runId }) }
+    const line = {
+      event,
+      phase,
+      pipeline,
+      ...fields,
+      timestamp: timestamp(now()),
+      ...(runId && { run_id: runId }),
+    }
     write(`${JSON.stringify(line)}\n`)
   }
   const stopStatus = (): void => {
@@ -32,13 +39,26 @@ export function jsonReporter(
           emit('sync_start', 'start', e.pipeline, {}, e.runId)
           stopStatus()
           timer = setInterval(
-            () => emit('sync_status', e.progress.phase.toLowerCase(), e.pipeline, statusFields(e.progress), e.runId),
+            () =>
+              emit(
+                'sync_status',
+                e.progress.phase.toLowerCase(),
+                e.pipeline,
+                statusFields(e.progress),
+                e.runId,
+              ),
             options.statusIntervalMs ?? STATUS_INTERVAL_MS,
           )
           timer.unref()
           return
         case 'namespace_discovered':
-          return emit('namespace_discovered', 'discover', e.pipeline, { namespace: e.namespace, field_count: e.fieldCount }, e.runId)
+          return emit(
+            'namespace_discovered',
+            'discover',
+            e.pipeline,
+            { namespace: e.namespace, field_count: e.fieldCount },
+            e.runId,
+          )
         case 'error':
           stopStatus()
           return emit('sync_error', 'error', e.pipeline, { error: e.error }, e.runId)

@@ -4,9 +4,9 @@
  * command falls back to `text`.
  */
 import { type DefaultRenderer, Listr, type ListrTaskWrapper, type SimpleRenderer } from 'listr2'
-import type { Phase, RunProgress, SyncEvent } from '../runner/events.js'
-import { textLine } from './text.js'
+import type { Phase, RunProgress } from '../runner/events.js'
 import type { Reporter } from './reporter.js'
+import { textLine } from './text.js'
 
 const REFRESH_MS = 200
 const PHASES: readonly Phase[] = ['Ingesting', 'Finalising']
@@ -29,7 +29,6 @@ export function progressReporter(write: (text: string) => void): Reporter {
         title: phase,
         task: (_: unknown, task: PhaseTask) =>
           follow(task, phase, progress, (phases.get(phase) as Deferred).promise),
-        rendererOptions: { persistentOutput: true, outputBar: Number.POSITIVE_INFINITY },
       })),
       { concurrent: false, exitOnError: true, rendererOptions: { collapseErrors: false } },
     )
@@ -66,9 +65,12 @@ async function follow(
   progress: RunProgress,
   done: Promise<void>,
 ): Promise<void> {
+  // One multi-line title, redrawn in place: the phase's totals, then a line per namespace.
   const render = (): void => {
-    task.title = `${phase}  ${summary(progress)}`
-    task.output = namespaceLines(progress).join('\n')
+    task.title = [
+      `${phase}  ${summary(progress)}`,
+      ...namespaceLines(progress).map((line) => `  ${line}`),
+    ].join('\n')
   }
   render()
   const timer = setInterval(render, REFRESH_MS)

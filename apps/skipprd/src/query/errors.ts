@@ -41,10 +41,11 @@ export class ColumnsDifferError extends SkipprError {
   }
 }
 
-/** DuckDB refused or failed a statement. */
+/** DuckDB refused or failed a statement: its message (with the position it points at), as DuckDB words it. */
 export class QueryFailedError extends SkipprError {
   constructor(cause: unknown) {
-    super(QUERY_FAILED, cause instanceof Error ? cause.message : String(cause), { cause })
+    const message = cause instanceof Error ? cause.message : String(cause)
+    super(QUERY_FAILED, message.replace(/^Failed to extract statements: /, '').trimEnd(), { cause })
   }
 }
 

@@ -34,7 +34,9 @@ export const noChaos: Chaos = {
 export function createChaos(env: Env, announce: (line: string) => void, kill = killNow): Chaos {
   const probability = chaosProbability(env.SKIPPR_CHAOS_PROBABILITY)
   const points = chaosPoints(env.SKIPPR_CHAOS_POINTS)
-  const random = mulberry32(env.SKIPPR_CHAOS_SEED ? hashSeed(env.SKIPPR_CHAOS_SEED) : (Math.random() * 2 ** 32) >>> 0)
+  const random = mulberry32(
+    env.SKIPPR_CHAOS_SEED ? hashSeed(env.SKIPPR_CHAOS_SEED) : (Math.random() * 2 ** 32) >>> 0,
+  )
   const fire = (point: ChaosPoint, detail: string): void => {
     announce(`chaos mode: killing the process with SIGKILL at ${point} (${detail})`)
     kill()

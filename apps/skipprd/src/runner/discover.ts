@@ -13,8 +13,18 @@ import type { ResolvedPipeline } from './session.js'
 
 export type DiscoverEvent =
   | { readonly type: 'discover_start'; readonly pipeline: string }
-  | { readonly type: 'namespace_discovered'; readonly pipeline: string; readonly namespace: string; readonly fieldCount: number }
-  | { readonly type: 'schema_evolved'; readonly pipeline: string; readonly namespace: string; readonly fieldsAdded: number }
+  | {
+      readonly type: 'namespace_discovered'
+      readonly pipeline: string
+      readonly namespace: string
+      readonly fieldCount: number
+    }
+  | {
+      readonly type: 'schema_evolved'
+      readonly pipeline: string
+      readonly namespace: string
+      readonly fieldsAdded: number
+    }
   | {
       readonly type: 'discover_complete'
       readonly pipeline: string
@@ -36,10 +46,19 @@ export async function discoverPipeline(options: DiscoverOptions): Promise<Namesp
   const started = Date.now()
   const logger = options.logger.child({ pipeline })
   options.listener({ type: 'discover_start', pipeline })
-  const store = await openStateStore({ type: settings.store.type, dataDir: settings.dataDir, workspace: settings.workspace })
+  const store = await openStateStore({
+    type: settings.store.type,
+    dataDir: settings.dataDir,
+    workspace: settings.workspace,
+  })
   try {
     const state = store.pipeline(pipeline)
-    const context = { configDir: options.configDir, dataDir: settings.dataDir, pipeline, logger: connectorLogger(logger) }
+    const context = {
+      configDir: options.configDir,
+      dataDir: settings.dataDir,
+      pipeline,
+      logger: connectorLogger(logger),
+    }
     let found: NamespaceSchema[]
     try {
       const source = await resolved.definition.create(resolved.config, context)
@@ -54,8 +73,16 @@ export async function discoverPipeline(options: DiscoverOptions): Promise<Namesp
     const saved = await Promise.all(found.map(async (schema) => save(state, schema)))
     for (const { schema, previous } of saved) {
       if (!previous) {
-        logger.info({ namespace: schema.namespace, field_count: schema.fields.length }, 'namespace discovered')
-        options.listener({ type: 'namespace_discovered', pipeline, namespace: schema.namespace, fieldCount: schema.fields.length })
+        logger.info(
+          { namespace: schema.namespace, field_count: schema.fields.length },
+          'namespace discovered',
+        )
+        options.listener({
+          type: 'namespace_discovered',
+          pipeline,
+          namespace: schema.namespace,
+          fieldCount: schema.fields.length,
+        })
       } else if (previous !== schema) {
         const fieldsAdded = addedFields(previous, schema).length
         logger.info({ namespace: schema.namespace, fields_added: fieldsAdded }, 'schema evolved')

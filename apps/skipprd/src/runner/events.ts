@@ -7,7 +7,12 @@
 export type Phase = 'Ingesting' | 'Finalising'
 
 export type SyncEvent =
-  | { readonly type: 'start'; readonly pipeline: string; readonly runId: string; readonly progress: RunProgress }
+  | {
+      readonly type: 'start'
+      readonly pipeline: string
+      readonly runId: string
+      readonly progress: RunProgress
+    }
   | {
       readonly type: 'namespace_discovered'
       readonly pipeline: string

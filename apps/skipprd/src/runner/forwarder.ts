@@ -9,7 +9,13 @@
  * does not stop the source from being read into the WAL.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { batchKey, type NamespaceSchema, type Sink, type SinkBatch, type WriteOutcome } from '@skippr/connector-api'
+import {
+  batchKey,
+  type NamespaceSchema,
+  type Sink,
+  type SinkBatch,
+  type WriteOutcome,
+} from '@skippr/connector-api'
 import type { Wal, WalBatch } from '@skippr/wal'
 import type { Logger } from 'pino'
 import { BatchRejectedError, LandingIncompleteError } from '../errors.js'
@@ -86,7 +92,9 @@ export class Forwarder {
       }
       return false
     } finally {
-      await this.sink?.close().catch((error: unknown) => this.options.logger.warn({ err: error }, 'closing the sink failed'))
+      await this.sink
+        ?.close()
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'closing the sink failed'))
     }
   }
 
@@ -100,13 +108,20 @@ export class Forwarder {
     const { wal, fence, progress, logger, chaos } = this.options
     const key = batchKey(batch.id)
     const parts = await Promise.all(
-      batch.parts.map(async (part) => ({ ...part, schema: await this.options.schemas.get(part.namespace, part.schemaVersion) })),
+      batch.parts.map(async (part) => ({
+        ...part,
+        schema: await this.options.schemas.get(part.namespace, part.schemaVersion),
+      })),
     )
     const sinkBatch: SinkBatch = { id: batch.id, fence, parts }
     let failingSince: number | undefined
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.write(sinkBatch, key)
-      if (outcome.status === 'landed' || outcome.status === 'already-landed' || this.sink?.guarantee === 'none') {
+      if (
+        outcome.status === 'landed' ||
+        outcome.status === 'already-landed' ||
+        this.sink?.guarantee === 'none'
+      ) {
         if (outcome.status === 'landed') for (const part of parts) progress.written(part.namespace, part.rows)
         if (outcome.status === 'retry' || outcome.status === 'fatal')
           logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
@@ -127,7 +142,10 @@ export class Forwarder {
           outcome.error,
         )
       const delay = backoff(attempt)
-      logger.warn({ batch: key, attempt, retryInMs: delay, err: outcome.error }, 'batch did not land; retrying')
+      logger.warn(
+        { batch: key, attempt, retryInMs: delay, err: outcome.error },
+        'batch did not land; retrying',
+      )
       await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => {})
     }
   }

@@ -13,9 +13,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { ConnectorContext, NamespaceSchema, SinkDefinition, Source, SourceDefinition } from '@skippr/connector-api'
+import {
+  batchKey,
+  type ConnectorContext,
+  type NamespaceSchema,
+  type SinkDefinition,
+  type Source,
+  type SourceDefinition,
+} from '@skippr/connector-api'
 import { openStateStore, type PipelineState } from '@skippr/state'
-import { BatchBuffer, openWal, resolveWalSettings, type ResumePositions, type Wal } from '@skippr/wal'
+import { BatchBuffer, openWal, type ResumePositions, resolveWalSettings, type Wal } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import type { PipelineSettings } from '../config/settings.js'
@@ -77,7 +84,10 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
   }
 }
 
-async function skipReason(state: PipelineState, options: PipelineRunOptions): Promise<PipelineRunResult | undefined> {
+async function skipReason(
+  state: PipelineState,
+  options: PipelineRunOptions,
+): Promise<PipelineRunResult | undefined> {
   const { name, syncFrequencySeconds } = options.settings
   let message: string | undefined
   let reason: 'disabled' | 'frequency' = 'disabled'
@@ -134,7 +144,9 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
           'schema evolved',
         ),
     )
-    await schemas.load(() => source.discover().catch((error: unknown) => Promise.reject(new SourceFailedError(pipeline, error))))
+    await schemas.load(() =>
+      source.discover().catch((error: unknown) => Promise.reject(new SourceFailedError(pipeline, error))),
+    )
 
     const walSettings = resolveWalSettings({
       yaml: {
@@ -186,14 +198,29 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         logger.debug({ seq: id.seq.toString(), rows, offset: batch.offset }, 'batch committed')
         // Without a destination the WAL is where rows are written.
         if (!sink) for (const part of batch.parts) progress.written(part.namespace, part.rows)
-        chaos.at('after-commit', `batch ${id.seq}`)
+        chaos.at('after-commit', batchKey(id))
         forwarder?.committed()
       },
     })
 
     listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'start' })
     const reading = AbortSignal.any([options.stop, failed.signal])
-    await ingest({ source, wal, buffer, schemas, progress, chaos, pipeline, follow: !options.once, signal: reading })
+    await ingest({
+      source,
+      wal,
+      buffer,
+      schemas,
+      progress,
+      chaos,
+      pipeline,
+      follow: !options.once,
+      signal: reading,
+    })
+    if (!options.once && !reading.aborted) {
+      // A finite source ended while following: commit what it gave, keep landing, idle until stopped.
+      await buffer.flush()
+      await aborted(reading)
+    }
     await buffer.close()
     throwIfFailed(failed.signal)
     listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'done' })
@@ -203,7 +230,8 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
     forwarder?.finish()
     const drained = (await forwarding) ?? true
     throwIfFailed(failed.signal)
-    if (!drained && options.once) throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
+    if (!drained && options.once)
+      throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
     listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'done' })
 
     const startedAt = new Date(progress.startedAt)
@@ -216,7 +244,10 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       namespaces: schemas.current().length,
       elapsedMs: progress.elapsedMs(),
     }
-    logger.info({ rows_read: result.rowsRead, rows_written: result.rowsWritten, elapsed_ms: result.elapsedMs }, 'sync complete')
+    logger.info(
+      { rows_read: result.rowsRead, rows_written: result.rowsWritten, elapsed_ms: result.elapsedMs },
+      'sync complete',
+    )
     listener({ type: 'complete', pipeline, ...result })
     return result
   } catch (error) {
@@ -279,7 +310,12 @@ async function createSource(
   }
 }
 
-function discovered(schema: NamespaceSchema, options: PipelineRunOptions, runId: string, logger: Logger): void {
+function discovered(
+  schema: NamespaceSchema,
+  options: PipelineRunOptions,
+  runId: string,
+  logger: Logger,
+): void {
   logger.info({ namespace: schema.namespace, field_count: schema.fields.length }, 'namespace discovered')
   options.listener({
     type: 'namespace_discovered',
@@ -296,6 +332,13 @@ function resumePositions(state: PipelineState, fence: bigint): ResumePositions {
     load: () => state.getResumeOffset(),
     save: (offset) => (offset === undefined ? state.reset() : state.saveResumeOffset(offset, { fence })),
   }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve()
+    else signal.addEventListener('abort', () => resolve(), { once: true })
+  })
 }
 
 function throwIfFailed(signal: AbortSignal): void {

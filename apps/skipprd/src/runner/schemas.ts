@@ -26,7 +26,8 @@ export class SchemaRegistry {
   /** Loads the saved schemas; with none saved yet, runs `discover` and saves what it finds. */
   async load(discover: () => Promise<NamespaceSchema[]>): Promise<void> {
     const saved = await this.state.listSchemas()
-    for (const { namespace, version, schema } of saved) this.remember(namespace, version, schema as unknown as NamespaceSchema)
+    for (const { namespace, version, schema } of saved)
+      this.remember(namespace, version, schema as unknown as NamespaceSchema)
     if (saved.length > 0) return
     for (const schema of await discover()) await this.add(schema)
   }
@@ -41,7 +42,9 @@ export class SchemaRegistry {
     const current = this.latest.get(chunk.namespace)
     if (!chunk.schema) {
       if (!current)
-        throw new Error(`the source sent rows of namespace '${chunk.namespace}' without its schema; it was never discovered`)
+        throw new Error(
+          `the source sent rows of namespace '${chunk.namespace}' without its schema; it was never discovered`,
+        )
       return current.version
     }
     if (!current) return this.add(chunk.schema)

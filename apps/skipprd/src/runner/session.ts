@@ -5,10 +5,17 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
+import { parseStoreType } from '@skippr/state'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import type { ConfigFile } from '../config/load.js'
-import { envSeconds, type PipelineSettings, pipelineNames, pipelineSettings, type RuntimeFlags } from '../config/settings.js'
+import {
+  envSeconds,
+  type PipelineSettings,
+  pipelineNames,
+  pipelineSettings,
+  type RuntimeFlags,
+} from '../config/settings.js'
 import { type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
 import type { Redactor } from '../redact.js'
 import { createChaos, noChaos } from './chaos.js'
@@ -46,6 +53,7 @@ export async function resolvePipeline(
 ): Promise<ResolvedPipeline> {
   const { file } = environment
   const settings = pipelineSettings(file, name, environment.flags, environment.cwd, once)
+  parseStoreType(settings.store.type)
   const [source, sink] = await Promise.all([
     resolveSource(file, settings.sourceEntry),
     settings.sinkEntry === undefined ? undefined : resolveSink(file, settings.sinkEntry),

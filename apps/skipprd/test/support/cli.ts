@@ -21,7 +21,8 @@ export interface CliOptions {
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(env))
-    if (key.startsWith('SKIPPR_') || key.startsWith('WAL_') || key.startsWith('BUFFER_THRESHOLD_')) delete env[key]
+    if (key.startsWith('SKIPPR_') || key.startsWith('WAL_') || key.startsWith('BUFFER_THRESHOLD_'))
+      delete env[key]
   for (const key of ['DATA_DIR', 'PIPELINE_NAME', 'FORCE_COLOR']) delete env[key]
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value
   return env
@@ -32,7 +33,12 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
     execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd: options.cwd, env: cliEnv(options.env), timeout: options.timeoutMs ?? 60_000, maxBuffer: 64 << 20 },
+      {
+        cwd: options.cwd,
+        env: cliEnv(options.env),
+        timeout: options.timeoutMs ?? 60_000,
+        maxBuffer: 64 << 20,
+      },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null
         resolve({
@@ -47,13 +53,18 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
 }
 
 export function spawnCli(args: readonly string[], options: CliOptions): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: cliEnv(options.env), stdio: 'pipe' })
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: cliEnv(options.env),
+    stdio: 'pipe',
+  })
 }
 
 /** Resolves with the exit code and signal once the child has exited. */
 export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode })
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode })
     else child.once('exit', (code, signal) => resolve({ code, signal }))
   })
 }

@@ -18,6 +18,9 @@ export async function query(file: string, sql: string): Promise<Record<string, u
 
 /** Rows and distinct rental ids in the rentals table. */
 export async function rentalCounts(file: string): Promise<{ rows: number; unique: number }> {
-  const [row] = await query(file, 'SELECT count(*) AS rows, count(DISTINCT rental_id) AS uniq FROM main.rentals')
+  const [row] = await query(
+    file,
+    'SELECT count(*) AS rows, count(DISTINCT rental_id) AS uniq FROM main.rentals',
+  )
   return { rows: Number(row?.rows), unique: Number(row?.uniq) }
 }

@@ -29,7 +29,12 @@ export async function project(config?: string): Promise<Project> {
 }
 
 /** A bikehire pipeline from the Sample source into `sink` (YAML of one data_sinks entry body). */
-export function bikehireConfig(options: { rows: number; sink?: string; extra?: string; name?: string }): string {
+export function bikehireConfig(options: {
+  rows: number
+  sink?: string
+  extra?: string
+  name?: string
+}): string {
   const name = options.name ?? 'bikehire'
   const sink = options.sink ?? 'Duckdb: { path: ./warehouse.duckdb }'
   return [

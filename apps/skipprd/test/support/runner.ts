@@ -5,7 +5,7 @@ import path from 'node:path'
 import {
   encodeCsv,
   type Field,
-  MemorySink,
+  type MemorySink,
   MemorySource,
   type NamespaceSchema,
   type Sink,
@@ -84,7 +84,13 @@ export function harness(dataDir: string, source: () => Source, sink: (() => Sink
     options: (overrides = {}) => ({
       settings,
       source: { entry: 'memory', type: 'Memory', definition: sourceDefinition, config: {}, secrets: [] },
-      sink: sinkDefinition && { entry: 'memory', type: 'Memory', definition: sinkDefinition, config: {}, secrets: [] },
+      sink: sinkDefinition && {
+        entry: 'memory',
+        type: 'Memory',
+        definition: sinkDefinition,
+        config: {},
+        secrets: [],
+      },
       configDir: dataDir,
       env: {},
       once: true,
@@ -106,6 +112,7 @@ export function landedIds(sink: MemorySink): number[] {
   const ids: number[] = []
   for (const batch of sink.batches.values())
     for (const part of batch.parts)
-      for (const line of Buffer.from(part.body).toString('utf8').trim().split('\n')) ids.push(Number(line.split(',')[0]))
+      for (const line of Buffer.from(part.body).toString('utf8').trim().split('\n'))
+        ids.push(Number(line.split(',')[0]))
   return ids
 }

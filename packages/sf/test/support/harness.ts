@@ -30,7 +30,20 @@ export async function recordingReceiver(
   }
 }
 
-/** A port nothing listens on (bound, then released). */
+/**
+ * A port where connections are accepted and dropped at once: a receiver that is down. The port stays
+ * bound until `close()`, so no other test (or a concurrent run) can start a receiver on it meanwhile.
+ */
+export async function downPort(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = net.createServer((socket) => socket.destroy())
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** A port nothing listens on (bound, then released), for a receiver started on it later. */
 export async function freePort(): Promise<number> {
   const server = net.createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -1,0 +1,101 @@
+import { SkipprError } from '@skippr/connector-api'
+
+export const FILE_NOT_FOUND = 'SKIPPR_FILE_NOT_FOUND'
+export const FILE_NO_RECORDS = 'SKIPPR_FILE_NO_RECORDS'
+export const FILE_HEADER_INVALID = 'SKIPPR_FILE_HEADER_INVALID'
+export const FILE_HEADER_MISMATCH = 'SKIPPR_FILE_HEADER_MISMATCH'
+export const FILE_BAD_RECORD = 'SKIPPR_FILE_BAD_RECORD'
+export const FILE_RECORD_TOO_LONG = 'SKIPPR_FILE_RECORD_TOO_LONG'
+export const FILE_OFFSET_INVALID = 'SKIPPR_FILE_OFFSET_INVALID'
+export const FILE_READ_FAILED = 'SKIPPR_FILE_READ_FAILED'
+
+/** A place in a file, as an operator finds it in an editor: line number and byte offset. */
+export interface FilePlace {
+  readonly file: string
+  readonly line: number
+  readonly byte: number
+}
+
+const where = (at: FilePlace) => `${at.file}: line ${at.line} (byte ${at.byte})`
+
+/** Discovery found no file to take a schema from. */
+export class NoFilesError extends SkipprError {
+  constructor(pattern: string) {
+    super(
+      FILE_NOT_FOUND,
+      `File source: no file matches ${pattern} (relative to the directory of skippr.yml): ` +
+        'check path, create the file, or set schema to start before the data exists',
+    )
+  }
+}
+
+/** Discovery found files but no complete record to infer types from. */
+export class NoRecordsError extends SkipprError {
+  constructor(pattern: string) {
+    super(
+      FILE_NO_RECORDS,
+      `File source: the files matching ${pattern} hold no complete record yet to infer a schema from: ` +
+        'add data or set schema',
+    )
+  }
+}
+
+/** A CSV header row that cannot name columns (empty or repeated names). */
+export class HeaderInvalidError extends SkipprError {
+  constructor(file: string, problem: string) {
+    super(
+      FILE_HEADER_INVALID,
+      `${file}: header row ${problem}: fix the header, or set header: false and schema`,
+    )
+  }
+}
+
+/** A CSV file whose header differs from the namespace's columns: its bytes cannot pass as they are. */
+export class HeaderMismatchError extends SkipprError {
+  constructor(file: string, header: readonly string[], expected: readonly string[]) {
+    super(
+      FILE_HEADER_MISMATCH,
+      `${file}: header (${header.join(', ')}) differs from the columns of the namespace (${expected.join(', ')}): ` +
+        'every file of one source needs the same columns in the same order; use one source per layout',
+    )
+  }
+}
+
+/** A record that cannot be passed on: wrong field count, a JSON-lines line that is not an object. */
+export class BadRecordError extends SkipprError {
+  constructor(at: FilePlace, problem: string) {
+    super(FILE_BAD_RECORD, `${where(at)}: ${problem}: fix or remove the record, then sync again`)
+  }
+}
+
+/** No record end within the limit: most likely an unbalanced quote swallowing the rest of the file. */
+export class RecordTooLongError extends SkipprError {
+  constructor(at: FilePlace, limit: number) {
+    super(
+      FILE_RECORD_TOO_LONG,
+      `${where(at)}: no end of record within ${limit / (1024 * 1024)} MiB: look for an unbalanced quote there`,
+    )
+  }
+}
+
+/** The resume offset handed to `read` is not one this source produced. */
+export class FileOffsetError extends SkipprError {
+  constructor(offset: unknown) {
+    super(
+      FILE_OFFSET_INVALID,
+      `File source: resume offset ${JSON.stringify(offset).slice(0, 200)} is not { files: { <path>: { pos, ino, fp } } }: ` +
+        'it was written by another source type; reset the pipeline to start over',
+    )
+  }
+}
+
+/** The file system refused a read. */
+export class FileReadError extends SkipprError {
+  constructor(file: string, cause: unknown) {
+    super(
+      FILE_READ_FAILED,
+      `${file}: cannot read: ${(cause as Error)?.message ?? String(cause)}: check that the file is readable`,
+      { cause },
+    )
+  }
+}

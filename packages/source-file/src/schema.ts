@@ -1,0 +1,144 @@
+import { evolveSchema, type Field, type NamespaceSchema } from '@skippr/connector-api'
+import { type CsvField, parseCsv } from './csv.js'
+import { BadRecordError, HeaderInvalidError, HeaderMismatchError } from './errors.js'
+import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
+import type { Block, FileReader } from './reader.js'
+
+/**
+ * The namespace's schema as files are read: a configured one stays as it is; an inferred one
+ * takes its columns from the first file, its types from the first sample of records, and widens
+ * with the sample of each file read after that.
+ */
+export class SchemaTracker {
+  schema: NamespaceSchema
+  /** Whether the types come from records (or config) rather than being placeholders. */
+  private typed: boolean
+
+  constructor(
+    readonly namespace: string,
+    private readonly format: 'csv' | 'jsonl',
+    private readonly configured: readonly Field[] | undefined,
+  ) {
+    this.schema = { namespace, fields: configured ?? [] }
+    this.typed = configured !== undefined
+  }
+
+  /** An independent copy, so that one read's findings do not leak into the next read. */
+  copy(): SchemaTracker {
+    const copy = new SchemaTracker(this.namespace, this.format, this.configured)
+    copy.schema = this.schema
+    copy.typed = this.typed
+    return copy
+  }
+
+  /**
+   * Sets `reader.columns` for a CSV file from its header row (or, without one, the schema or its
+   * first record). A header must name the schema's columns in order, so that the file's bytes
+   * pass on untouched. False while the file has no complete first record yet.
+   */
+  async prepare(reader: FileReader, header: boolean): Promise<boolean> {
+    if (this.format === 'jsonl') return true
+    const names = this.columnNames()
+    if (header) {
+      const found = await reader.record('header')
+      if (!found) return false
+      const columns = checkHeader(reader.file.key, found)
+      if (names.length === 0) this.schema = { namespace: this.namespace, fields: columns.map(untyped) }
+      else if (columns.join('\u0000') !== names.join('\u0000'))
+        throw new HeaderMismatchError(reader.file.key, columns, names)
+    } else if (names.length === 0) {
+      const first = await reader.record('next')
+      if (!first) return false
+      const generated = first.map((_, i) => `column${i + 1}`)
+      this.schema = { namespace: this.namespace, fields: generated.map(untyped) }
+    }
+    reader.columns = this.schema.fields.length
+    return true
+  }
+
+  /**
+   * Widens the schema with the types of a sample of the block's records. Returns the new schema
+   * when it changed, undefined otherwise (and always with a configured schema).
+   */
+  async observe(reader: FileReader, block: Block): Promise<NamespaceSchema | undefined> {
+    if (this.configured) return undefined
+    const types = new FieldTypes()
+    for (const field of this.schema.fields) types.add(field.name, undefined)
+    const sample = new TextDecoder().decode(block.records.subarray(0, SAMPLE_BYTES))
+    if (this.format === 'csv') this.sampleCsv(sample, types)
+    else await sampleJsonl(sample, types, (at, problem) => bad(reader, block, sample, at, problem))
+    if (!this.typed) {
+      const fields = types.fields()
+      if (fields.length === 0) return undefined
+      this.typed = true
+      this.schema = { namespace: this.namespace, fields }
+      return this.schema
+    }
+    // Fields seen only as null in this sample say nothing about their type.
+    const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields: types.fields(true) })
+    if (evolved === this.schema) return undefined
+    this.schema = evolved
+    return evolved
+  }
+
+  private columnNames(): string[] {
+    return this.schema.fields.map((f) => f.name)
+  }
+
+  private sampleCsv(sample: string, types: FieldTypes): void {
+    const names = this.columnNames()
+    for (const record of parseCsv(sample, Number.POSITIVE_INFINITY)) {
+      record.fields.forEach((value, i) => {
+        types.add(names[i] as string, csvValueType(value))
+      })
+    }
+  }
+}
+
+function untyped(name: string): Field {
+  return { name, type: 'string' }
+}
+
+function checkHeader(file: string, header: CsvField[]): string[] {
+  const names = header.map((name) => name?.trim() ?? '')
+  if (names.length === 0 || names.some((name) => name === ''))
+    throw new HeaderInvalidError(file, 'has an empty column name')
+  const repeated = names.find((name, i) => names.indexOf(name) !== i)
+  if (repeated !== undefined) throw new HeaderInvalidError(file, `names the column ${repeated} twice`)
+  return names
+}
+
+type Problem = (charIndex: number, problem: string) => Promise<never>
+
+async function sampleJsonl(sample: string, types: FieldTypes, problem: Problem): Promise<void> {
+  // The sample may end inside a line: only lines with their newline are whole.
+  const whole = sample.slice(0, sample.lastIndexOf('\n') + 1)
+  let start = 0
+  for (let newline = whole.indexOf('\n'); newline !== -1; newline = whole.indexOf('\n', start)) {
+    const line = whole.slice(start, newline)
+    if (line.trim() !== '') {
+      let record: unknown
+      try {
+        record = JSON.parse(line)
+      } catch (error) {
+        await problem(start, `the line is not valid JSON (${(error as Error).message})`)
+      }
+      if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+        await problem(start, 'the line is not a JSON object')
+      }
+      for (const [key, value] of Object.entries(record as object)) types.add(key, jsonValueType(value))
+    }
+    start = newline + 1
+  }
+}
+
+async function bad(
+  reader: FileReader,
+  block: Block,
+  sample: string,
+  at: number,
+  problem: string,
+): Promise<never> {
+  const byte = block.start + Buffer.byteLength(sample.slice(0, at))
+  throw new BadRecordError(await reader.place(byte), problem)
+}

@@ -1,0 +1,168 @@
+import { stat } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type {
+  ConnectorContext,
+  NamespaceSchema,
+  ReadOptions,
+  Source,
+  SourceChunk,
+  SourceOffset,
+} from '@skippr/connector-api'
+import { DEFAULT_CHUNK_BYTES, type FileConfig } from './config.js'
+import { NoFilesError, NoRecordsError } from './errors.js'
+import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
+import { defaultNamespace, type MatchedFile, matchFiles } from './match.js'
+import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
+import { FileReader, type ReaderOptions } from './reader.js'
+import { SchemaTracker } from './schema.js'
+
+export const POLL_INTERVAL_MS = 1000
+
+/**
+ * CSV or JSON-lines files from a path or glob, as one namespace. Records move as the file's own
+ * bytes: each block is cut after its last complete record and passed on without parsing values.
+ * The offset holds, per file, the byte position after the last record passed on, so the next
+ * run reads appended records and new files and never a record twice (see README, "Offsets").
+ */
+export class FileSource implements Source {
+  private readonly namespace: string
+  private readonly header: boolean
+  private readonly reader: ReaderOptions
+  private discovered: SchemaTracker | undefined
+
+  constructor(
+    private readonly config: FileConfig,
+    private readonly context: ConnectorContext,
+    private readonly pollMs = POLL_INTERVAL_MS,
+  ) {
+    this.namespace = config.namespace ?? (defaultNamespace(config.path) as string)
+    this.header = config.format === 'csv' && config.header !== false
+    this.reader = {
+      format: config.format,
+      chunkBytes: config.chunk_bytes ?? DEFAULT_CHUNK_BYTES,
+      logger: context.logger,
+    }
+  }
+
+  async discover(): Promise<NamespaceSchema[]> {
+    const { schema } = await this.discoverSchema()
+    if (schema.fields.length > 0) return [schema]
+    const files = await this.files()
+    throw files.length === 0 ? new NoFilesError(this.config.path) : new NoRecordsError(this.config.path)
+  }
+
+  async *read(from: SourceOffset | undefined, options: ReadOptions): AsyncIterable<SourceChunk> {
+    const positions = parseOffset(from)
+    const tracker = (await this.discoverSchema()).copy()
+    for (;;) {
+      for (const { file, previous } of await this.plan(positions)) {
+        yield* this.readFile(file, previous, positions, tracker, options)
+        if (options.signal.aborted) return
+      }
+      if (!options.follow) return
+      await sleep(this.pollMs, undefined, { signal: options.signal }).catch(() => undefined)
+      if (options.signal.aborted) return
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  private async *readFile(
+    file: MatchedFile,
+    previous: FilePosition | undefined,
+    positions: FilePositions,
+    tracker: SchemaTracker,
+    options: ReadOptions,
+  ): AsyncGenerator<SourceChunk> {
+    const reader = await FileReader.open(file, previous, this.reader)
+    if (!reader) return
+    try {
+      if (!(await tracker.prepare(reader, this.header))) return
+      let sampled = false
+      for (let block = await reader.next(); block; block = await reader.next()) {
+        const schema = sampled ? undefined : await tracker.observe(reader, block)
+        sampled = true
+        positions.set(file.key, block.position)
+        const chunk = {
+          namespace: this.namespace,
+          format: this.config.format,
+          rows: block.rows,
+          body: block.body,
+        }
+        yield { ...chunk, offset: toOffset(positions), ...(schema ? { schema } : {}) }
+        if (options.signal.aborted) return
+      }
+      if (reader.leftover > 0 && !options.follow) {
+        this.context.logger.warn(
+          'the last record is incomplete (no final newline, or an open quote): it is read once complete',
+          {
+            file: file.key,
+            from_byte: reader.position.pos,
+            bytes: reader.leftover,
+          },
+        )
+      }
+    } finally {
+      await reader.close()
+    }
+  }
+
+  /**
+   * The files to read now, each with the position to resume from. Files gone from the listing
+   * leave the offset; a new name whose inode belonged to a file that is gone from its old name
+   * (log rotation) continues from that file's position, once its fingerprint confirms it.
+   * Unchanged files are skipped without being opened.
+   */
+  private async plan(positions: FilePositions): Promise<{ file: MatchedFile; previous?: FilePosition }[]> {
+    const listed = await Promise.all(
+      (await this.files()).map(async (file) => ({
+        file,
+        stat: await stat(file.path).catch(() => undefined),
+      })),
+    )
+    const present = listed.filter((entry) => entry.stat !== undefined)
+    const inodeAt = new Map(present.map(({ file, stat }) => [file.key, String(stat?.ino)]))
+    const moved = new Map<string, FilePosition>()
+    for (const [key, position] of positions) {
+      if (inodeAt.get(key) !== position.ino) moved.set(position.ino, position)
+      if (!inodeAt.has(key)) positions.delete(key)
+    }
+    const plan: { file: MatchedFile; previous?: FilePosition }[] = []
+    for (const { file, stat } of present) {
+      const ino = String(stat?.ino)
+      const known = positions.get(file.key)
+      if (known?.ino === ino && known.pos === stat?.size) continue
+      const previous = known?.ino === ino ? known : (moved.get(ino) ?? known)
+      plan.push(previous ? { file, previous } : { file })
+    }
+    return plan
+  }
+
+  private files(): Promise<MatchedFile[]> {
+    return matchFiles(this.config.path, this.context.configDir)
+  }
+
+  /** The configured schema, or one inferred from samples of the first files (cached once found). */
+  private async discoverSchema(): Promise<SchemaTracker> {
+    if (this.discovered) return this.discovered
+    const tracker = new SchemaTracker(this.namespace, this.config.format, this.config.schema)
+    if (!this.config.schema) {
+      let rows = 0
+      for (const file of await this.files()) {
+        const reader = await FileReader.open(file, undefined, this.reader)
+        if (!reader) continue
+        try {
+          if (!(await tracker.prepare(reader, this.header))) continue
+          const block = await reader.next(Math.min(SAMPLE_BYTES, this.reader.chunkBytes))
+          if (block) await tracker.observe(reader, block)
+          rows += block?.rows ?? 0
+        } finally {
+          await reader.close()
+        }
+        if (rows >= DISCOVERY_ROWS) break
+      }
+    }
+    if (tracker.schema.fields.length > 0) this.discovered = tracker
+    return tracker
+  }
+}

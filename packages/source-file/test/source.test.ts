@@ -1,0 +1,460 @@
+import { appendFile, mkdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { hasCode, type SourceChunk, type SourceOffset } from '@skippr/connector-api'
+import { BikehireEncoder, writeBikehireFile } from '@skippr/source-sample'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import {
+  FILE_BAD_RECORD,
+  FILE_HEADER_INVALID,
+  FILE_HEADER_MISMATCH,
+  FILE_NO_RECORDS,
+  FILE_NOT_FOUND,
+  FILE_OFFSET_INVALID,
+  FILE_RECORD_TOO_LONG,
+} from '../src/errors.js'
+import { fileSource, lastOffset, readChunks, recordingLogger, rows, tempDir, text } from './helpers.js'
+
+const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+const runs = Number(process.env.SKIPPR_PROPERTY_RUNS ?? 30)
+
+async function failure(promise: Promise<unknown>): Promise<Error & { code: string }> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  if (!(error instanceof Error)) throw new Error('expected a failure')
+  return error as Error & { code: string }
+}
+
+describe('File source: CSV', () => {
+  it('passes the records of a bikehire CSV on as they are, header stripped, schema inferred', async () => {
+    const dir = await tempDir()
+    await writeBikehireFile(join(dir, 'rentals.csv'), { rows: 30_000, seed: 2, format: 'csv' })
+    const source = fileSource(dir, { path: 'rentals.csv', format: 'csv', chunk_bytes: 256 * 1024 })
+    expect(await source.discover()).toEqual([
+      {
+        namespace: 'rentals',
+        fields: [
+          { name: 'rental_id', type: 'int' },
+          { name: 'bike_id', type: 'int' },
+          { name: 'start_station', type: 'int' },
+          { name: 'end_station', type: 'int' },
+          { name: 'start_time', type: 'timestamp' },
+          { name: 'end_time', type: 'timestamp' },
+          { name: 'duration_s', type: 'int' },
+          { name: 'member_type', type: 'string' },
+          { name: 'distance_km', type: 'double' },
+        ],
+      },
+    ])
+    const chunks = await readChunks(source)
+    expect(chunks.length).toBeGreaterThan(5)
+    expect(
+      chunks.every((c) => c.namespace === 'rentals' && c.format === 'csv' && c.schema === undefined),
+    ).toBe(true)
+    expect(rows(chunks)).toBe(30_000)
+    expect(text(chunks)).toBe(decode(new BikehireEncoder(2, 'csv').encode(0, 30_000)))
+  })
+
+  it('cuts at record boundaries for any block size, quoted newlines included (property)', async () => {
+    const dir = await tempDir()
+    const records = [
+      'id,note,score',
+      '1,"multi\nline ""quoted"" note",3.5',
+      '2,,7',
+      '3,"",-1',
+      '4,"comma, inside",0',
+      '5,"ends with newline\n",2',
+      '6,plain,1e3',
+    ]
+    const body = `${records.slice(1).join('\r\n')}\r\n`
+    await writeFile(join(dir, 'notes.csv'), `${records[0]}\n${body}`)
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 90 }), async (chunkBytes) => {
+        const chunks = await readChunks(
+          fileSource(dir, { path: 'notes.csv', format: 'csv', chunk_bytes: chunkBytes }),
+        )
+        expect(text(chunks)).toBe(body)
+        expect(rows(chunks)).toBe(6)
+      }),
+      { numRuns: runs },
+    )
+  })
+
+  it('strips a byte-order mark with the header and skips blank lines', async () => {
+    const dir = await tempDir()
+    await writeFile(
+      join(dir, 'bom.csv'),
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('a,b\n1,2\n\n3,4\n')]),
+    )
+    const source = fileSource(dir, { path: 'bom.csv', format: 'csv' })
+    expect((await source.discover())[0]?.fields.map((f) => f.name)).toEqual(['a', 'b'])
+    expect(text(await readChunks(source))).toBe('1,2\n3,4\n')
+  })
+
+  it('reads a headerless file with generated or configured column names', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'plain.csv'), '1,x\n2,y\n')
+    const generated = fileSource(dir, { path: 'plain.csv', format: 'csv', header: false })
+    expect(await generated.discover()).toEqual([
+      {
+        namespace: 'plain',
+        fields: [
+          { name: 'column1', type: 'int' },
+          { name: 'column2', type: 'string' },
+        ],
+      },
+    ])
+    expect(text(await readChunks(generated))).toBe('1,x\n2,y\n')
+    const schema = [
+      { name: 'id', type: 'long' as const },
+      { name: 'label', type: 'string' as const },
+    ]
+    const configured = fileSource(dir, {
+      path: 'plain.csv',
+      format: 'csv',
+      header: false,
+      schema,
+      namespace: 'items',
+    })
+    expect(await configured.discover()).toEqual([{ namespace: 'items', fields: schema }])
+    expect(text(await readChunks(configured))).toBe('1,x\n2,y\n')
+  })
+
+  it('uses a configured schema instead of inference, and checks the header against it', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'ids.csv'), 'id,code\n1,007\n')
+    const schema = [
+      { name: 'id', type: 'string' as const },
+      { name: 'code', type: 'int' as const },
+    ]
+    const source = fileSource(dir, { path: 'ids.csv', format: 'csv', schema })
+    expect(await source.discover()).toEqual([{ namespace: 'ids', fields: schema }])
+    expect(text(await readChunks(source))).toBe('1,007\n')
+    const renamed = fileSource(dir, { path: 'ids.csv', format: 'csv', schema: [{ name: 'id', type: 'int' }] })
+    const error = await failure(readChunks(renamed))
+    expect(error.code).toBe(FILE_HEADER_MISMATCH)
+    expect(error.message).toBe(
+      'ids.csv: header (id, code) differs from the columns of the namespace (id): every file of one source needs ' +
+        'the same columns in the same order; use one source per layout',
+    )
+  })
+
+  it('widens types when a later file holds wider values, and says so in the chunk', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'm-1.csv'), 'n,when\n1,2024-01-01\n')
+    await writeFile(join(dir, 'm-2.csv'), 'n,when\n2.5,2024-01-02T10:00:00Z\n')
+    const source = fileSource(dir, { path: 'm-*.csv', format: 'csv' })
+    expect((await source.discover())[0]?.fields).toEqual([
+      { name: 'n', type: 'double' },
+      { name: 'when', type: 'timestamp' },
+    ])
+    const fresh = fileSource(dir, { path: 'm-*.csv', format: 'csv' })
+    const first = await readChunks(fresh, undefined)
+    expect(first.map((c) => c.schema)).toEqual([undefined, undefined])
+    await writeFile(join(dir, 'm-3.csv'), 'n,when\nmany,2024-01-03\n')
+    const more = await readChunks(fresh, lastOffset(first))
+    expect(more.map((c) => c.schema?.fields.map((f) => f.type))).toEqual([['string', 'timestamp']])
+  })
+})
+
+describe('File source: offsets', () => {
+  it('resumes after appends and picks up new files; no record is read twice', async () => {
+    const dir = await tempDir()
+    const source = fileSource(dir, { path: 'logs/*.csv', format: 'csv' })
+    await writeFile(join(dir, 'outside.csv'), 'id,v\n0,z\n') // not matched by the glob
+    await mkdir(join(dir, 'logs'))
+    await writeFile(join(dir, 'logs/a.csv'), 'id,v\n1,a\n2,b\n3,')
+    const first = await readChunks(source)
+    expect(text(first)).toBe('1,a\n2,b\n')
+    const offset = lastOffset(first)
+    expect(offset).toEqual({
+      files: { 'logs/a.csv': { pos: 13, ino: expect.any(String), fp: expect.any(String) } },
+    })
+
+    expect(await readChunks(source, offset)).toEqual([]) // the incomplete record waits
+    await appendFile(join(dir, 'logs/a.csv'), 'c\n4,d\n')
+    await writeFile(join(dir, 'logs/b.csv'), 'id,v\n10,j\n')
+    const second = await readChunks(source, offset)
+    expect(second.map((c) => decode(c.body))).toEqual(['3,c\n4,d\n', '10,j\n'])
+    expect(await readChunks(source, lastOffset(second))).toEqual([])
+  })
+
+  it('a run stopped after any chunk and resumed yields every record exactly once (property)', async () => {
+    const dir = await tempDir()
+    const encoder = new BikehireEncoder(1, 'csv')
+    const header =
+      'rental_id,bike_id,start_station,end_station,start_time,end_time,duration_s,member_type,distance_km\n'
+    for (const [i, name] of ['a', 'b', 'c'].entries()) {
+      await writeFile(join(dir, `r-${name}.csv`), header + decode(encoder.encode(i * 1000, 1000)))
+    }
+    const whole = decode(encoder.encode(0, 3000))
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 8 }), { maxLength: 6 }), async (stops) => {
+        const source = fileSource(dir, { path: 'r-*.csv', format: 'csv', chunk_bytes: 20_000 })
+        let offset: SourceChunk['offset'] | undefined
+        let joined = ''
+        for (const stopAfter of stops) {
+          const chunks = await readChunks(source, offset, { stopAfter })
+          joined += text(chunks)
+          offset = lastOffset(chunks, offset)
+        }
+        joined += text(await readChunks(source, offset))
+        expect(joined).toBe(whole)
+      }),
+      { numRuns: runs },
+    )
+  })
+
+  it('reads a truncated or replaced file from its start, with a warning', async () => {
+    const dir = await tempDir()
+    const logger = recordingLogger()
+    const source = fileSource(dir, { path: 'f.csv', format: 'csv' }, { logger })
+    await writeFile(join(dir, 'f.csv'), 'id\n1\n2\n3\n')
+    const offset = lastOffset(await readChunks(source))
+    await truncate(join(dir, 'f.csv'), 0)
+    await appendFile(join(dir, 'f.csv'), 'id\n9\n')
+    expect(text(await readChunks(source, offset))).toBe('9\n')
+    await writeFile(join(dir, 'f.csv'), 'id\n7\n8\n5\n6\n') // longer, with other first bytes
+    expect(text(await readChunks(source, offset))).toBe('7\n8\n5\n6\n')
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => [l.message, l.fields?.file])).toEqual([
+      ['file was replaced or truncated since it was read: reading it from the start', 'f.csv'],
+      ['file was replaced or truncated since it was read: reading it from the start', 'f.csv'],
+    ])
+  })
+
+  it('continues a file rewritten with the same beginning (a regenerated, longer export)', async () => {
+    const dir = await tempDir()
+    const source = fileSource(dir, { path: 'export.csv', format: 'csv' })
+    await writeBikehireFile(join(dir, 'export.csv'), { rows: 500, format: 'csv' })
+    const offset = lastOffset(await readChunks(source))
+    await writeBikehireFile(join(dir, 'export.csv'), { rows: 800, format: 'csv' })
+    expect(text(await readChunks(source, offset))).toBe(
+      decode(new BikehireEncoder(1, 'csv').encode(500, 300)),
+    )
+  })
+
+  it('follows a file renamed by log rotation instead of reading it again', async () => {
+    const dir = await tempDir()
+    const source = fileSource(dir, { path: 'app.jsonl*', format: 'jsonl', namespace: 'app' })
+    await writeFile(join(dir, 'app.jsonl'), '{"n":1}\n{"n":2}\n')
+    const offset = lastOffset(await readChunks(source))
+    await appendFile(join(dir, 'app.jsonl'), '{"n":3}\n')
+    await rename(join(dir, 'app.jsonl'), join(dir, 'app.jsonl.1'))
+    await writeFile(join(dir, 'app.jsonl'), '{"n":4}\n')
+    const after = await readChunks(source, offset)
+    expect(after.map((c) => decode(c.body))).toEqual(['{"n":4}\n', '{"n":3}\n'])
+    expect(Object.keys((lastOffset(after) as { files: object }).files).sort()).toEqual([
+      'app.jsonl',
+      'app.jsonl.1',
+    ])
+  })
+
+  it('drops files that are gone from the offset', async () => {
+    const dir = await tempDir()
+    const source = fileSource(dir, { path: '*.jsonl', format: 'jsonl', namespace: 'events' })
+    await writeFile(join(dir, 'a.jsonl'), '{"n":1}\n')
+    await writeFile(join(dir, 'b.jsonl'), '{"n":2}\n')
+    const offset = lastOffset(await readChunks(source))
+    await rm(join(dir, 'a.jsonl'))
+    await writeFile(join(dir, 'c.jsonl'), '{"n":3}\n')
+    const after = await readChunks(source, offset)
+    expect(text(after)).toBe('{"n":3}\n')
+    expect(Object.keys((lastOffset(after) as { files: object }).files)).toEqual(['b.jsonl', 'c.jsonl'])
+  })
+
+  it('refuses an offset it did not write', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'f.csv'), 'a\n1\n')
+    const source = fileSource(dir, { path: 'f.csv', format: 'csv' })
+    for (const bad of [{ row: 3 }, { files: { 'f.csv': { pos: 'x' } } }, 7] as SourceOffset[]) {
+      const error = await failure(readChunks(source, bad))
+      expect(error.code).toBe(FILE_OFFSET_INVALID)
+      expect(error.message).toMatch(/reset the pipeline to start over$/)
+    }
+  })
+})
+
+describe('File source: follow mode', () => {
+  it('polls for appended records and new files until the signal aborts', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'live-1.jsonl'), '{"n":1}\n')
+    const controller = new AbortController()
+    const seen: string[] = []
+    const source = fileSource(dir, { path: 'live-*.jsonl', format: 'jsonl' }, { pollMs: 20 })
+    const reading = (async () => {
+      for await (const chunk of source.read(undefined, { signal: controller.signal, follow: true })) {
+        seen.push(decode(chunk.body))
+        if (seen.length === 1) await appendFile(join(dir, 'live-1.jsonl'), '{"n":2}\n')
+        if (seen.length === 2) await writeFile(join(dir, 'live-2.jsonl'), '{"n":3}\n')
+        if (seen.length === 3) controller.abort()
+      }
+    })()
+    await reading
+    expect(seen).toEqual(['{"n":1}\n', '{"n":2}\n', '{"n":3}\n'])
+  })
+
+  it('without follow, reads what exists and warns about an incomplete last record', async () => {
+    const dir = await tempDir()
+    const logger = recordingLogger()
+    await writeFile(join(dir, 'tail.jsonl'), '{"n":1}\n{"n":')
+    const chunks = await readChunks(fileSource(dir, { path: 'tail.jsonl', format: 'jsonl' }, { logger }))
+    expect(text(chunks)).toBe('{"n":1}\n')
+    expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([
+      {
+        level: 'warn',
+        message:
+          'the last record is incomplete (no final newline, or an open quote): it is read once complete',
+        fields: { file: 'tail.jsonl', from_byte: 8, bytes: 5 },
+      },
+    ])
+  })
+})
+
+describe('File source: JSON lines', () => {
+  it('passes lines on as they are and infers keys and types from a sample', async () => {
+    const dir = await tempDir()
+    const lines = [
+      '{"id":1,"tags":["a"],"meta":{"k":1},"at":"2024-01-01T00:00:00Z","ok":true}',
+      '',
+      '{"id":2,"price":9.5,"at":"2024-01-02T00:00:00Z","ok":false,"note":null}',
+    ]
+    await writeFile(join(dir, 'events.jsonl'), `${lines.join('\n')}\n`)
+    const source = fileSource(dir, { path: 'events.jsonl', format: 'jsonl' })
+    expect(await source.discover()).toEqual([
+      {
+        namespace: 'events',
+        fields: [
+          { name: 'id', type: 'int' },
+          { name: 'tags', type: 'json' },
+          { name: 'meta', type: 'json' },
+          { name: 'at', type: 'timestamp' },
+          { name: 'ok', type: 'boolean' },
+          { name: 'price', type: 'double' },
+          { name: 'note', type: 'string' },
+        ],
+      },
+    ])
+    const chunks = await readChunks(source)
+    expect(chunks.map((c) => [c.format, c.rows])).toEqual([['jsonl', 2]])
+    expect(text(chunks)).toBe(`${lines[0]}\n${lines[2]}\n`)
+  })
+
+  it('names file, line and byte of a line that is not a JSON object, after passing on the lines before it', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'bad.jsonl'), '{"a":1}\n{"a":2}\n[3]\n{"a":4}\n')
+    const source = fileSource(dir, {
+      path: 'bad.jsonl',
+      format: 'jsonl',
+      schema: [{ name: 'a', type: 'int' }],
+    })
+    const seen: string[] = []
+    const error = await failure(
+      (async () => {
+        for await (const chunk of source.read(undefined, {
+          signal: new AbortController().signal,
+          follow: false,
+        }))
+          seen.push(decode(chunk.body))
+      })(),
+    )
+    expect(seen).toEqual(['{"a":1}\n{"a":2}\n'])
+    expect(error.code).toBe(FILE_BAD_RECORD)
+    expect(error.message).toBe(
+      'bad.jsonl: line 3 (byte 16): the line is not a JSON object: fix or remove the record, then sync again',
+    )
+  })
+
+  it('reports invalid JSON found while sampling, with its place', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'broken.jsonl'), '{"a":1}\n{"a": }\n')
+    const error = await failure(fileSource(dir, { path: 'broken.jsonl', format: 'jsonl' }).discover())
+    expect(error.code).toBe(FILE_BAD_RECORD)
+    expect(error.message).toMatch(
+      /^broken\.jsonl: line 2 \(byte 8\): the line is not valid JSON \(.+\): fix or remove/,
+    )
+  })
+})
+
+describe('File source: bad input', () => {
+  it('names file, line and byte of a record with the wrong number of fields', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'rows.csv'), 'a,b\n1,2\n"x\ny",3\n4,5,6\n')
+    const source = fileSource(dir, { path: 'rows.csv', format: 'csv' })
+    const error = await failure(readChunks(source))
+    expect(error.code).toBe(FILE_BAD_RECORD)
+    expect(error.message).toBe(
+      'rows.csv: line 5 (byte 16): 3 fields where the file has 2 columns: fix or remove the record, then sync again',
+    )
+    expect(error.message).not.toContain('\n')
+  })
+
+  it('rejects a header with an empty or repeated name', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'h1.csv'), 'a,,c\n1,2,3\n')
+    await writeFile(join(dir, 'h2.csv'), 'a,b,a\n1,2,3\n')
+    const empty = await failure(fileSource(dir, { path: 'h1.csv', format: 'csv' }).discover())
+    expect(empty.code).toBe(FILE_HEADER_INVALID)
+    expect(empty.message).toBe(
+      'h1.csv: header row has an empty column name: fix the header, or set header: false and schema',
+    )
+    const repeated = await failure(fileSource(dir, { path: 'h2.csv', format: 'csv' }).discover())
+    expect(repeated.message).toBe(
+      'h2.csv: header row names the column a twice: fix the header, or set header: false and schema',
+    )
+  })
+
+  it('refuses files of one source whose headers differ', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'p-1.csv'), 'a,b\n1,2\n')
+    await writeFile(join(dir, 'p-2.csv'), 'b,a\n1,2\n')
+    const error = await failure(readChunks(fileSource(dir, { path: 'p-*.csv', format: 'csv' })))
+    expect(error.code).toBe(FILE_HEADER_MISMATCH)
+    expect(error.message).toMatch(
+      /^p-2\.csv: header \(b, a\) differs from the columns of the namespace \(a, b\)/,
+    )
+  })
+
+  it('gives up on a record that does not end within 64 MiB (an unbalanced quote)', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'quote.csv'), `a,b\n1,2\n3,"${'x'.repeat(64 * 1024 * 1024)}\n`)
+    const error = await failure(
+      readChunks(fileSource(dir, { path: 'quote.csv', format: 'csv', header: true })),
+    )
+    expect(error.code).toBe(FILE_RECORD_TOO_LONG)
+    expect(error.message).toBe(
+      'quote.csv: line 3 (byte 8): no end of record within 64 MiB: look for an unbalanced quote there',
+    )
+  })
+
+  it('fails discovery without files, or without records to infer from', async () => {
+    const dir = await tempDir()
+    const none = await failure(
+      fileSource(dir, { path: 'in/*.csv', format: 'csv', namespace: 'x' }).discover(),
+    )
+    expect(none.code).toBe(FILE_NOT_FOUND)
+    expect(none.message).toMatch(/^File source: no file matches in\/\*\.csv /)
+    await writeFile(join(dir, 'empty.jsonl'), '')
+    const empty = await failure(fileSource(dir, { path: 'empty.jsonl', format: 'jsonl' }).discover())
+    expect(empty.code).toBe(FILE_NO_RECORDS)
+    expect(hasCode(empty, FILE_NO_RECORDS)).toBe(true)
+  })
+
+  it('reads nothing, without error, while no file matches', async () => {
+    const dir = await tempDir()
+    expect(await readChunks(fileSource(dir, { path: 'later/*.csv', format: 'csv', namespace: 'x' }))).toEqual(
+      [],
+    )
+  })
+})
+
+describe('File source: reads the bytes it was given', () => {
+  it('keeps each chunk body intact after later chunks are read', async () => {
+    const dir = await tempDir()
+    await writeBikehireFile(join(dir, 'k.csv'), { rows: 5000, format: 'csv' })
+    const chunks = await readChunks(fileSource(dir, { path: 'k.csv', format: 'csv', chunk_bytes: 8192 }))
+    const file = await readFile(join(dir, 'k.csv'), 'utf8')
+    expect(text(chunks)).toBe(file.slice(file.indexOf('\n') + 1))
+  })
+})
