@@ -5,15 +5,8 @@
  */
 import { writeFileSync } from 'node:fs'
 import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
+import { BUNDLED_SINKS, BUNDLED_SOURCES } from './bundled.js'
 import { configJsonSchema } from './config/json-schema.js'
-
-export const BUNDLED_SOURCES = ['@skippr/source-sample', '@skippr/source-file', '@skippr/source-postgres']
-export const BUNDLED_SINKS = [
-  '@skippr/sink-duckdb',
-  '@skippr/sink-postgres',
-  '@skippr/sink-file',
-  '@skippr/sink-stdout',
-]
 
 async function load<T>(names: readonly string[], kind: 'source' | 'sink'): Promise<T[]> {
   return Promise.all(

@@ -52,7 +52,7 @@ async function statements(p: Project, sql: string): Promise<unknown[]> {
 const counted = (table: unknown) => (table as { rows: string[][] }).rows[0]!.map(Number)
 
 // Each test has its own project; they run side by side (each mostly waits on child processes).
-describe.concurrent('admin statements', () => {
+describe.concurrent('admin statements', { timeout: 120_000 }, () => {
   it('DISABLE PIPELINE makes sync skip the pipeline; ENABLE PIPELINE lets it run again', async () => {
     const p = await open('empty')
     expect(await statements(p, 'disable Pipeline bikehire')).toEqual([

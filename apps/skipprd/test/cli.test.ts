@@ -104,6 +104,14 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     expect(s3.stderr).toMatch(/^\[skippr\] config failed: WAL_STORAGE=s3 is not available in this build/)
   })
 
+  it('unknown store type', async () => {
+    const result = await runCli(['sync', '-p', 'bikehire', '--once', '--store-type', 'dynamo'], { cwd: p.dir })
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: "[skippr] config failed: unknown store type 'dynamo': expected sled (set --store-type or SKIPPR_STORE_TYPE)\n",
+    })
+  })
+
   it('unknown pipeline and missing config', async () => {
     const unknown = await runCli(['sync', '-p', 'nope', '--once'], { cwd: p.dir })
     expect(unknown).toMatchObject({

@@ -33,7 +33,7 @@ const ORDERS = schema('orders', [
 ])
 
 // Each test has its own project; they run side by side (each mostly waits on child processes).
-describe.concurrent('skipprd query --sql', () => {
+describe.concurrent('skipprd query --sql', { timeout: 120_000 }, () => {
   it('--plain prints {"header":[...],"rows":[[...]]} with every value a string, NULL as "NULL"', async () => {
     const p = await open(['shop'])
     await seedWal(dataDir(p), 'shop', [

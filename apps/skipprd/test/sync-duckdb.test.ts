@@ -178,6 +178,29 @@ describe('crash recovery', () => {
   })
 })
 
+describe('without --once', () => {
+  it('runs until SIGTERM holding the writer lease, then stops cleanly; a second sync is refused meanwhile', async () => {
+    const env = { BUFFER_THRESHOLD_BYTES: '500000' }
+    const service = spawnCli(['sync', '--pipeline', 'bikehire', '--output', 'text'], { cwd: p.dir, env })
+    let stdout = ''
+    service.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString()
+    })
+    while (!stdout.includes('[start] Ingesting')) await sleep(50)
+    const second = await syncOnce(['--output', 'text'], { SKIPPR_LEASE_WAIT_SECONDS: '1' })
+    expect(second.code).toBe(1)
+    expect(second.stderr).toMatch(
+      /^\[skippr\] sync failed: pipeline writer lease unavailable: pipeline 'bikehire' is held by '[^']+:\d+' .*Another sync is writing this pipeline: let it finish or stop it\n$/,
+    )
+    service.kill('SIGTERM')
+    expect(await exited(service)).toEqual({ code: 0, signal: null })
+    expect(stdout).toMatch(/\[start\] Finalising\n\[done\]  Finalising\nSync complete: pipeline=bikehire namespaces=1 rows=\d+ elapsed=\d+ms\n$/)
+    // Whatever the service had not landed yet is in the WAL: the next run lands it.
+    expect((await syncOnce(['--output', 'text'])).code).toBe(0)
+    expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+  })
+})
+
 describe('scheduling', () => {
   it('syncs every pipeline without --pipeline, then skips those within sync_frequency_seconds', async () => {
     await p.write(

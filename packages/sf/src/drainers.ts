@@ -70,6 +70,10 @@ export class DrainerPool {
       }
       return
     }
+    if (this.stopping) {
+      await slot.close()
+      return
+    }
     this.counters.activeBackgroundDrainers++
     const forwarder = new Forwarder(slot, {
       endpoint: this.endpoint,

@@ -99,6 +99,7 @@ export class Forwarder {
     this.interruptSleep?.()
     this.wake()
     await this.done
+    await this.acking
     this.unsubscribe()
     this.settleWaiters(new SenderClosedError())
   }
@@ -188,8 +189,8 @@ export class Forwarder {
         await this.sendBatch(link, first, batch)
         batch = []
         batchBytes = 0
-        first = fsn
       }
+      if (batch.length === 0) first = fsn
       batch.push(payload)
       batchBytes += payload.length
       next = fsn + 1n
@@ -227,7 +228,7 @@ export class Forwarder {
   /** Acks are persisted one at a time; acks arriving meanwhile are folded into the next call. */
   private async persistAcks(): Promise<void> {
     try {
-      while (this.slot.ackedFsn < this.ackTarget) {
+      while (this.slot.ackedFsn < this.ackTarget && !this.stopping) {
         await this.slot.ack(this.ackTarget)
         this.options.onAcked?.(this.slot.ackedFsn)
         this.settleWaiters()

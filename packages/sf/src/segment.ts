@@ -79,12 +79,18 @@ export function seek(seg: Segment, index: number): [number, number] {
 }
 
 /**
- * Creates `<dir>/<tmpName>` of `bytes` zero bytes, fdatasync'd. Writing real zeros (not a sparse file)
- * reserves the blocks now, so a later overwrite does not grow the file and syncs faster, and the zeros
- * mark the end of data for recovery. On failure the partial file is removed.
+ * Fills `file` with `bytes` zero bytes and fdatasyncs it: 'w+' creates it, 'r+' overwrites an existing
+ * file in place (recycling). Writing real zeros (not a sparse file) reserves the blocks now, so a later
+ * overwrite does not grow the file and syncs faster, and the zeros mark the end of data for recovery.
+ * On failure the file is removed.
  */
-export async function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
-  const f = await io.open(file, 'w+')
+export async function createZeroFilledFile(
+  io: SlotFs,
+  file: string,
+  bytes: number,
+  mode: 'w+' | 'r+' = 'w+',
+): Promise<SlotFile> {
+  const f = await io.open(file, mode)
   try {
     const zeros = zeroBuffer()
     for (let pos = 0; pos < bytes; pos += zeros.length) {

@@ -153,8 +153,10 @@ export class Sender {
   private async shutdown(): Promise<void> {
     const timeoutMs = this.config.closeFlushTimeoutMillis
     const target = this.slot.publishedFsn
-    const timedOut =
-      timeoutMs > 0 && !this.forwarder.terminalError && !(await this.acknowledgedWithin(target, timeoutMs))
+    const acked =
+      timeoutMs <= 0 || this.forwarder.terminalError || (await this.acknowledgedWithin(target, timeoutMs))
+    // A wait cut short by a terminal error is reported as that error, not as a timeout.
+    const timedOut = !acked && !this.forwarder.terminalError
     await this.drainers?.stop()
     await this.forwarder.stop()
     await this.inbox.settle(INBOX_SETTLE_MS)

@@ -19,45 +19,30 @@
  *     name only after its header is durable, so a crash leaves at most a torn tail in the last segment.
  *  4. A segment is deleted only when all its frames are at or below the durable watermark.
  *  5. Segment files (+ the spare) never exceed maxTotalBytes: appends are planned against that budget when
- *     they are queued, in the order the writer lays them out.
+ *     they are queued, in the order the writer lays them out (writer.ts).
  *  6. One writer per file: all segment writes go through one flush loop; appends queued while a write or
- *     fdatasync runs share the next one (group commit).
+ *     fdatasync runs share the next one (group commit, writer.ts).
  *  7. After a failed write or fdatasync the slot stops (fail-stop): the page cache can no longer be trusted
  *     to match the disk, so only reopening (recovery) may continue. Disk full while creating a segment is
  *     the exception: nothing was written, the appends fail with SF_DISK_FULL and the slot carries on.
  */
 import path from 'node:path'
-import { BaseSlot, type Durability, FULL, type Slot, type SlotFrame, type SlotStats } from './base-slot.js'
 import {
-  AckOutOfRangeError,
-  CorruptFrameError,
-  DiskFullError,
-  FrameTooLargeError,
-  SlotClosedError,
-  SlotIoError,
-  SlotOptionError,
-} from './errors.js'
-import {
-  encodeFrameInto,
-  encodeSegmentHeader,
-  FRAME_HEADER_BYTES,
-  SEGMENT_HEADER_BYTES,
-  segmentFileName,
-} from './format.js'
+  BaseSlot,
+  type Durability,
+  type FULL,
+  type Slot,
+  type SlotFrame,
+  type SlotStats,
+} from './base-slot.js'
+import { AckOutOfRangeError, CorruptFrameError, SlotClosedError, SlotOptionError } from './errors.js'
 import { errorCode, nodeFs, replaceFileDurably, type SlotFile, type SlotFs, writeFully } from './io.js'
 import { SlotLock } from './lock.js'
 import { defaultLogger, type SlotLogger } from './logger.js'
 import { type DataLossRange, type Recovered, recoverSlot } from './recovery.js'
-import {
-  createZeroFilledFile,
-  FrameReader,
-  lastFsn,
-  newSegment,
-  noteFrame,
-  type Segment,
-  seek,
-} from './segment.js'
+import { FrameReader, lastFsn, type Segment, seek } from './segment.js'
 import { writeWatermark } from './watermark.js'
+import { type ActiveSegment, ioError, SegmentWriter } from './writer.js'
 
 export type { Durability, Slot, SlotFrame, SlotStats } from './base-slot.js'
 
@@ -99,57 +84,6 @@ interface Settings {
   io: SlotFs
   logger: SlotLogger
 }
-
-interface Waiter {
-  resolve(fsn: bigint): void
-  reject(error: unknown): void
-}
-
-/** Frames queued for one write, encoded back to back. */
-class Batch {
-  private static readonly INITIAL_BYTES = 256 * 1024
-  private static readonly KEEP_BYTES = 8 * MiB
-  buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
-  length = 0
-  sizes: number[] = []
-  waiters: Waiter[] = []
-
-  add(payload: Uint8Array, waiter: Waiter): void {
-    const size = FRAME_HEADER_BYTES + payload.length
-    if (this.length + size > this.buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + size))
-      this.buf.copy(bigger, 0, 0, this.length)
-      this.buf = bigger
-    }
-    this.length = encodeFrameInto(this.buf, this.length, payload)
-    this.sizes.push(size)
-    this.waiters.push(waiter)
-  }
-
-  reset(): void {
-    this.length = 0
-    this.sizes = []
-    this.waiters = []
-    if (this.buf.length > Batch.KEEP_BYTES) this.buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
-  }
-}
-
-interface Active {
-  seg: Segment
-  file: SlotFile
-  /** Written since the last fdatasync. */
-  dirty: boolean
-  /** Still named `<name>.tmp`: renamed once its header and first frames are durable. */
-  tmp: boolean
-}
-
-interface Spare {
-  gen: bigint
-  file: SlotFile
-}
-
-/** A failure after which earlier-written frames of the batch stay valid and the slot carries on. */
-class RotationDiskFull extends Error {}
 
 export async function openSlot(options: SlotOptions): Promise<Slot> {
   const s = settings(options)
@@ -205,7 +139,7 @@ function settings(o: SlotOptions): Settings {
 }
 
 /** Opens the last segment for appending after zeroing its torn tail, if recovery allows appending to it. */
-async function openAppendable(s: Settings, r: Recovered): Promise<Active | undefined> {
+async function openAppendable(s: Settings, r: Recovered): Promise<ActiveSegment | undefined> {
   if (!r.appendable) return undefined
   const { segment, tornEnd } = r.appendable
   const file = await s.io.open(path.join(s.dir, segment.name), 'r+')
@@ -218,30 +152,16 @@ async function openAppendable(s: Settings, r: Recovered): Promise<Active | undef
 }
 
 class DiskSlot extends BaseSlot {
-  private readonly segments: Segment[]
-  private active: Active | undefined
-  private spare: Promise<Spare | Error> | undefined
-  private spareReady = false
-  private nextGen: bigint
-  /** FSN the next written frame gets. */
-  private nextFsn: bigint
+  private readonly writer: SegmentWriter
   private published: bigint
   private acked: bigint
   private persistedAck: bigint
-  /** Segment budget as seen by queued appends: segment count and free bytes in the last one. */
-  private plan = { segments: 0, free: 0 }
-  private fill = new Batch()
-  private idle = new Batch()
-  private flushing = false
-  private flushed: Promise<void> = Promise.resolve()
-  private syncWanted = false
   private ackChain: Promise<void> = Promise.resolve()
   private readonly syncTimer: NodeJS.Timeout | undefined
   private broken: Error | undefined
   private closing: Promise<void> | undefined
   private acksClosed = false
   private appends = 0
-  private syncs = 0
   private readonly tornTailBytes: number
   private readonly dataLoss: DataLossRange[]
 
@@ -250,29 +170,30 @@ class DiskSlot extends BaseSlot {
     options: SlotOptions,
     private readonly lock: SlotLock,
     r: Recovered,
-    active: Active | undefined,
+    active: ActiveSegment | undefined,
   ) {
     super({
       appendDeadlineMs: options.appendDeadlineMs ?? 30_000,
       describeStall: options.describeStall,
       logger: s.logger,
     })
-    this.segments = r.segments
-    this.active = active
-    this.nextGen = r.nextGen
-    this.nextFsn = r.nextFsn
     this.published = r.publishedFsn
     this.acked = this.persistedAck = r.ackedFsn
     this.tornTailBytes = r.tornTailBytes
     this.dataLoss = r.dataLoss
-    this.resetPlan()
-    this.prepareSpare()
+    this.writer = new SegmentWriter(s, r.segments, active, r.nextGen, r.nextFsn, {
+      beforeWrite: () => this.lock.check(),
+      published: (last, frames) => {
+        this.published = last
+        this.appends += frames
+        this.emitPublished(last)
+      },
+      failed: (e) => this.fail(e),
+      rotated: () => this.queueTrim(),
+    })
     this.queueTrim()
     if (s.durability === 'periodic') {
-      this.syncTimer = setInterval(() => {
-        this.syncWanted = true
-        this.kick()
-      }, s.syncIntervalMs)
+      this.syncTimer = setInterval(() => this.writer.requestSync(), s.syncIntervalMs)
       this.syncTimer.unref()
     }
   }
@@ -285,18 +206,20 @@ class DiskSlot extends BaseSlot {
     return this.acked
   }
 
+  private get segments(): Segment[] {
+    return this.writer.segments
+  }
+
   stats(): SlotStats {
     return {
       durability: this.s.durability,
       segments: this.segments.length,
-      totalBytes:
-        this.segments.reduce((sum, seg) => sum + seg.fileBytes, 0) +
-        (this.spareReady ? this.s.segmentBytes : 0),
+      totalBytes: this.writer.diskBytes,
       maxTotalBytes: this.s.maxTotalBytes,
       publishedFsn: this.published,
       ackedFsn: this.acked,
       appends: this.appends,
-      syncs: this.syncs,
+      syncs: this.writer.syncs,
       backpressureStalls: this.backpressureStalls,
       tornTailBytes: this.tornTailBytes,
       dataLoss: [...this.dataLoss],
@@ -308,228 +231,25 @@ class DiskSlot extends BaseSlot {
     if (this.broken) return
     this.broken = error
     this.s.logger.error(`slot ${this.s.dir} stopped: ${error.message}`)
-    this.rejectFrom(this.fill, error)
-    this.fill.reset()
+    this.writer.stop(error)
     this.wakeAppenders()
   }
 
-  // ---- append ----
-
   protected tryAppend(payload: Uint8Array): Promise<bigint> | typeof FULL {
-    this.assertUsable()
-    const size = FRAME_HEADER_BYTES + payload.length
-    const maxPayload = this.s.segmentBytes - SEGMENT_HEADER_BYTES - FRAME_HEADER_BYTES
-    if (payload.length > maxPayload) throw new FrameTooLargeError(payload.length, maxPayload)
-    if (!this.reserve(size)) return FULL
-    return new Promise<bigint>((resolve, reject) => {
-      this.fill.add(payload, { resolve, reject })
-      if (this.fill.waiters.length === 1) queueMicrotask(() => this.kick())
-    })
-  }
-
-  protected describeFull(): string {
-    const unacked = this.published - this.acked
-    return (
-      `${this.segments.length} segments of ${this.s.segmentBytes} bytes reach maxTotalBytes ` +
-      `${this.s.maxTotalBytes} with ${unacked} unacked frames (ackedFsn ${this.acked}, publishedFsn ${this.published})`
-    )
-  }
-
-  /** Plans the frame into the segment budget (invariant 5); false when it would exceed it. */
-  private reserve(size: number): boolean {
-    if (this.plan.free >= size) {
-      this.plan.free -= size
-      return true
-    }
-    if (this.plan.segments + 1 > this.s.maxSegments) return false
-    this.plan.segments++
-    this.plan.free = this.s.segmentBytes - SEGMENT_HEADER_BYTES - size
-    return true
-  }
-
-  private resetPlan(): void {
-    const a = this.active
-    this.plan = { segments: this.segments.length, free: a ? a.seg.fileBytes - a.seg.writtenEnd : 0 }
-  }
-
-  private assertUsable(): void {
     if (this.closing) throw new SlotClosedError(this.s.dir, 'it was closed')
-    if (this.broken)
+    if (this.broken) {
       throw new SlotClosedError(this.s.dir, `it stopped after: ${this.broken.message}`, {
         cause: this.broken,
       })
-  }
-
-  private kick(): void {
-    if (this.flushing || this.broken) return
-    this.flushing = true
-    this.flushed = this.flushLoop()
-  }
-
-  /** The single writer (invariant 6): one batch at a time; appends queued meanwhile form the next one. */
-  private async flushLoop(): Promise<void> {
-    try {
-      while (!this.broken) {
-        if (this.fill.waiters.length > 0) {
-          const batch = this.fill
-          this.fill = this.idle
-          try {
-            this.lock.check()
-            await this.writeBatch(batch)
-          } catch (e) {
-            this.rejectFrom(batch, e)
-            this.fail(e as Error)
-          } finally {
-            batch.reset()
-            this.idle = batch
-          }
-        } else if (this.syncWanted) {
-          this.syncWanted = false
-          if (this.active?.dirty)
-            await this.syncActive(this.active).catch((e) => this.fail(ioError(this.s.dir, 'syncing', e)))
-        } else return
-      }
-    } finally {
-      this.flushing = false
     }
+    return this.writer.enqueue(payload)
   }
 
-  /**
-   * Writes the batch across as many segments as it needs, syncs as the durability mode requires, then
-   * publishes it. A disk-full rotation publishes the frames already sealed and rejects the rest.
-   */
-  private async writeBatch(batch: Batch): Promise<void> {
-    const firstFsn = this.nextFsn
-    const n = batch.sizes.length
-    let i = 0
-    let offset = 0
-    try {
-      while (i < n) {
-        if (!this.active || this.active.seg.fileBytes - this.active.seg.writtenEnd < batch.sizes[i]!) {
-          await this.rotate(firstFsn + BigInt(i))
-        }
-        const a = this.active!
-        let j = i
-        let bytes = 0
-        while (j < n && bytes + batch.sizes[j]! <= a.seg.fileBytes - a.seg.writtenEnd)
-          bytes += batch.sizes[j++]!
-        await this.write(a, batch.buf, offset, bytes)
-        for (let k = i, at = a.seg.writtenEnd; k < j; at += batch.sizes[k++]!)
-          noteFrame(a.seg, a.seg.writtenCount++, at)
-        a.seg.writtenEnd += bytes
-        offset += bytes
-        i = j
-      }
-      if (this.s.durability === 'append' || this.active!.tmp) await this.syncActive(this.active!)
-      this.publish(batch, firstFsn, n)
-    } catch (e) {
-      if (!(e instanceof RotationDiskFull)) throw ioError(this.s.dir, 'appending', e)
-      this.publish(batch, firstFsn, i)
-      const error = e.cause as Error
-      this.rejectFrom(batch, error, i)
-      this.rejectFrom(this.fill, error)
-      this.fill.reset()
-      this.resetPlan()
-    }
-  }
-
-  private async write(a: Active, buf: Buffer, offset: number, bytes: number): Promise<void> {
-    a.dirty = true
-    await writeFully(a.file, buf, offset, bytes, a.seg.writtenEnd)
-  }
-
-  private publish(batch: Batch, firstFsn: bigint, frames: number): void {
-    if (frames === 0) return
-    for (let k = this.segments.length - 1; k >= 0; k--) {
-      const seg = this.segments[k]!
-      if (seg.count === seg.writtenCount) break
-      seg.count = seg.writtenCount
-      seg.end = seg.writtenEnd
-    }
-    this.nextFsn = firstFsn + BigInt(frames)
-    this.published = this.nextFsn - 1n
-    this.appends += frames
-    for (let k = 0; k < frames; k++) batch.waiters[k]!.resolve(firstFsn + BigInt(k))
-    this.emitPublished(this.published)
-  }
-
-  private rejectFrom(batch: Batch, error: unknown, from = 0): void {
-    for (let k = from; k < batch.waiters.length; k++) batch.waiters[k]!.reject(error)
-  }
-
-  private async syncActive(a: Active): Promise<void> {
-    if (a.dirty) {
-      a.dirty = false
-      await a.file.datasync()
-      this.syncs++
-    }
-    if (a.tmp) {
-      await this.s.io.rename(this.path(`${a.seg.name}.tmp`), this.path(a.seg.name))
-      await this.s.io.syncDir(this.s.dir)
-      a.tmp = false
-    }
-  }
-
-  /** Seals the active segment (invariant 3) and starts the next one with its first frame at `baseSeq`. */
-  private async rotate(baseSeq: bigint): Promise<void> {
-    const old = this.active
-    if (old) await this.syncActive(old)
-    const spare = await this.takeSpare()
-    const seg = newSegment(spare.gen, baseSeq, this.s.segmentBytes)
-    this.active = { seg, file: spare.file, dirty: true, tmp: true }
-    this.segments.push(seg)
-    await writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0)
-    if (old) await old.file.close()
-    this.prepareSpare()
-    this.queueTrim()
-  }
-
-  /** Zero-fills the next segment in the background while there is room for it (invariant 5). */
-  private prepareSpare(): void {
-    if (this.spare || this.closing || this.broken || this.segments.length + 1 > this.s.maxSegments) return
-    const gen = this.nextGen++
-    this.spare = createZeroFilledFile(
-      this.s.io,
-      this.path(`${segmentFileName(gen)}.tmp`),
-      this.s.segmentBytes,
-    ).then(
-      (file) => {
-        this.spareReady = true
-        return { gen, file }
-      },
-      (e: Error) => e,
+  protected describeFull(): string {
+    return (
+      `${this.segments.length} segments of ${this.s.segmentBytes} bytes reach maxTotalBytes ${this.s.maxTotalBytes} ` +
+      `with ${this.published - this.acked} unacked frames (ackedFsn ${this.acked}, publishedFsn ${this.published})`
     )
-  }
-
-  private async takeSpare(): Promise<Spare> {
-    const ready = this.spare ? await this.spare : undefined
-    this.spare = undefined
-    this.spareReady = false
-    if (ready && !(ready instanceof Error)) return ready
-    const gen = this.nextGen++
-    try {
-      return {
-        gen,
-        file: await createZeroFilledFile(
-          this.s.io,
-          this.path(`${segmentFileName(gen)}.tmp`),
-          this.s.segmentBytes,
-        ),
-      }
-    } catch (e) {
-      if (errorCode(e) === 'ENOSPC')
-        throw new RotationDiskFull('', { cause: new DiskFullError(this.s.dir, 'creating a segment', e) })
-      throw e
-    }
-  }
-
-  private async discardSpare(): Promise<void> {
-    const spare = this.spare ? await this.spare : undefined
-    this.spare = undefined
-    this.spareReady = false
-    if (!spare || spare instanceof Error) return
-    await spare.file.close()
-    await this.s.io.unlink(this.path(`${segmentFileName(spare.gen)}.tmp`))
   }
 
   // ---- ack and trim ----
@@ -556,7 +276,7 @@ class DiskSlot extends BaseSlot {
     )
   }
 
-  /** Writes the watermark if it is behind (many acks share one write), then trims. */
+  /** Writes the watermark if it is behind (acks arriving meanwhile share one write), then trims. */
   private async persistAck(): Promise<void> {
     const target = this.acked
     if (target > this.persistedAck) {
@@ -567,7 +287,7 @@ class DiskSlot extends BaseSlot {
         if (errorCode(e) !== 'ENOSPC') throw ioError(this.s.dir, 'writing .ack-watermark', e)
         // The spare segment is the slot's own reserve: give it back so the watermark, and then the trim
         // that frees real space, can proceed.
-        await this.discardSpare()
+        await this.writer.discardSpare()
         await writeWatermark(this.s.io, this.s.dir, target).catch((e2) => {
           throw ioError(this.s.dir, 'writing .ack-watermark', e2)
         })
@@ -577,22 +297,23 @@ class DiskSlot extends BaseSlot {
     await this.trim()
   }
 
-  /** Deletes sealed segments whose frames are all at or below the durable watermark (invariant 4). */
+  /**
+   * Removes sealed segments whose frames are all at or below the durable watermark (invariant 4): the
+   * first becomes the spare when the writer needs one, the others are deleted.
+   */
   private async trim(): Promise<void> {
     let freed = false
-    while (this.segments.length > 0) {
-      const seg = this.segments[0]!
-      // writtenCount, not count: a sealed segment's frames may still await publication by the writer.
-      if (seg === this.active?.seg || seg.baseSeq + BigInt(seg.writtenCount) - 1n > this.persistedAck) break
-      await this.s.io.unlink(this.path(seg.name))
-      this.segments.shift()
-      this.plan.segments--
+    for (
+      let seg = this.writer.trimmable(this.persistedAck);
+      seg;
+      seg = this.writer.trimmable(this.persistedAck)
+    ) {
+      if (this.writer.canRecycle(seg)) await this.writer.recycle(seg)
+      else await this.s.io.unlink(this.path(seg.name))
+      this.writer.removeOldest()
       freed = true
     }
-    if (freed) {
-      this.prepareSpare()
-      this.wakeAppenders()
-    }
+    if (freed) this.wakeAppenders()
   }
 
   // ---- replay ----
@@ -658,26 +379,23 @@ class DiskSlot extends BaseSlot {
   private async shutDown(): Promise<void> {
     this.wakeAppenders()
     clearInterval(this.syncTimer)
-    if (this.fill.waiters.length > 0) this.kick()
-    while (this.flushing) await this.flushed
+    await this.writer.drain()
     this.acksClosed = true
     await this.ackChain
     try {
       if (!this.broken) {
-        if (this.active?.dirty) await this.syncActive(this.active)
+        await this.writer.syncIfDirty()
         if (this.acked >= this.published) await this.removeDrained()
       }
     } finally {
-      await this.active?.file.close()
-      this.active = undefined
-      await this.discardSpare().catch(() => {})
+      await this.writer.close()
       await this.lock.release()
     }
   }
 
   /** Everything is acked: keep only the watermark (for FSN continuity), so the slot reopens as fresh. */
   private async removeDrained(): Promise<void> {
-    const last = this.nextFsn - 1n
+    const last = this.writer.lastUsedFsn
     if (last > this.persistedAck) await writeWatermark(this.s.io, this.s.dir, last)
     this.persistedAck = last
     for (const seg of this.segments.splice(0)) await this.s.io.unlink(this.path(seg.name))
@@ -687,15 +405,4 @@ class DiskSlot extends BaseSlot {
   private path(name: string): string {
     return path.join(this.s.dir, name)
   }
-}
-
-function ioError(dir: string, during: string, e: unknown): Error {
-  if (errorCode(e) === 'ENOSPC') return new DiskFullError(dir, during, e)
-  if (
-    typeof (e as { code?: unknown })?.code === 'string' &&
-    String((e as { code: string }).code).startsWith('SF_')
-  ) {
-    return e as Error
-  }
-  return new SlotIoError(dir, during, e)
 }

@@ -84,7 +84,7 @@ async function run(actions: Action[], seed: number): Promise<void> {
   const rng = mulberry32(seed)
   let sim = new SimFs(rng)
   const open = (): Promise<Slot> =>
-    openSlot({ sfDir, io: sim, maxSegmentBytes: 512, maxTotalBytes: 512 * 1024, logger: captureLogger() })
+    openSlot({ sfDir, io: sim, maxSegmentBytes: 512, maxTotalBytes: 512 * 16, logger: captureLogger() })
   let slot = await open()
   const m = new Model()
 

@@ -74,6 +74,29 @@ describe('openSlot: append, replay, ack, reopen', () => {
     await slot.close()
   })
 
+  it('recycles a trimmed segment as the next spare: same blocks, zeroed, renamed', async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096 })
+    const dir = path.join(sfDir, 'default')
+    await appendAll(slot, Array.from({ length: 40 }, (_, i) => payload(i, 100))) // 37 fill segment 1
+    expect(slot.stats().segments).toBe(2) // no room left for a spare
+    const inode = (await stat(path.join(dir, 'sf-0000000000000001.sfa'))).ino
+    await slot.ack(37n)
+    const spare = path.join(dir, 'sf-0000000000000003.sfa.tmp')
+    expect((await stat(spare)).ino).toBe(inode)
+    // zeroing runs in the background
+    for (let i = 0; i < 100 && !(await readFile(spare)).every((b) => b === 0); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect((await readFile(spare)).every((b) => b === 0)).toBe(true)
+    await appendAll(slot, Array.from({ length: 37 }, (_, i) => payload(100 + i, 100)))
+    expect(slot.stats().segments).toBe(2)
+    const frames = await collect(slot.replay())
+    expect(frames.map((f) => f.fsn)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(38 + i)))
+    expect(Buffer.from(frames.at(-1)!.payload)).toEqual(payload(136, 100))
+    await slot.close()
+  })
+
   it('rejects an ack above publishedFsn with SF_ACK_OUT_OF_RANGE and ignores a lower one', async () => {
     const slot = await openSlot({ sfDir: await tmpSfDir(), ...small })
     await slot.append(payload(1))

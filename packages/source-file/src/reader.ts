@@ -65,13 +65,15 @@ export class FileReader {
       throw new FileReadError(file.key, error)
     }
     try {
-      const { ino } = await handle.stat()
+      const { ino } = await handle
+        .stat()
+        .catch((error: unknown) => Promise.reject(new FileReadError(file.key, error)))
       const reader = new FileReader(file, handle, String(ino), options)
       await reader.resume(previous)
       return reader
     } catch (error) {
       await handle.close()
-      throw new FileReadError(file.key, error)
+      throw error
     }
   }
 
@@ -81,7 +83,9 @@ export class FileReader {
 
   private async resume(previous: FilePosition | undefined): Promise<void> {
     if (previous && previous.pos > 0) {
-      const { size } = await this.handle.stat()
+      const { size } = await this.handle.stat().catch((error: unknown) => {
+        throw new FileReadError(this.file.key, error)
+      })
       const fingerprint = size >= previous.pos ? await Fingerprint.of(this.handle, previous.pos) : undefined
       if (fingerprint?.digest() === previous.fp) {
         this.fingerprint = fingerprint

@@ -1,12 +1,13 @@
 import { stat } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type {
-  ConnectorContext,
-  NamespaceSchema,
-  ReadOptions,
-  Source,
-  SourceChunk,
-  SourceOffset,
+import {
+  ConfigError,
+  type ConnectorContext,
+  type NamespaceSchema,
+  type ReadOptions,
+  type Source,
+  type SourceChunk,
+  type SourceOffset,
 } from '@skippr/connector-api'
 import { DEFAULT_CHUNK_BYTES, type FileConfig } from './config.js'
 import { NoFilesError, NoRecordsError } from './errors.js'
@@ -35,7 +36,10 @@ export class FileSource implements Source {
     private readonly context: ConnectorContext,
     private readonly pollMs = POLL_INTERVAL_MS,
   ) {
-    this.namespace = config.namespace ?? (defaultNamespace(config.path) as string)
+    const namespace = config.namespace ?? defaultNamespace(config.path)
+    if (namespace === undefined)
+      throw new ConfigError(`File source: set namespace: none derives from ${config.path}`)
+    this.namespace = namespace
     this.header = config.format === 'csv' && config.header !== false
     this.reader = {
       format: config.format,
@@ -77,7 +81,11 @@ export class FileSource implements Source {
     const reader = await FileReader.open(file, previous, this.reader)
     if (!reader) return
     try {
-      if (!(await tracker.prepare(reader, this.header))) return
+      const ready = await tracker.prepare(reader, this.header)
+      // Where opening left the file (resumed, restarted, past the header) holds even if no
+      // record follows: a later chunk's offset must not send the next run back to an old place.
+      positions.set(file.key, reader.position)
+      if (!ready) return
       let sampled = false
       for (let block = await reader.next(); block; block = await reader.next()) {
         const schema = sampled ? undefined : await tracker.observe(reader, block)
@@ -109,29 +117,28 @@ export class FileSource implements Source {
 
   /**
    * The files to read now, each with the position to resume from. Files gone from the listing
-   * leave the offset; a new name whose inode belonged to a file that is gone from its old name
-   * (log rotation) continues from that file's position, once its fingerprint confirms it.
-   * Unchanged files are skipped without being opened.
+   * leave the offset. A position whose file left its name, or has another inode under it, may
+   * have moved: a file under a new name with that inode (log rotation) continues from it, once
+   * its fingerprint confirms it. Unchanged files are skipped without being opened.
    */
   private async plan(positions: FilePositions): Promise<{ file: MatchedFile; previous?: FilePosition }[]> {
     const listed = await Promise.all(
-      (await this.files()).map(async (file) => ({
-        file,
-        stat: await stat(file.path).catch(() => undefined),
-      })),
+      (await this.files()).map(async (file) => {
+        const found = await stat(file.path).catch(() => undefined)
+        return found && { file, ino: String(found.ino), size: found.size }
+      }),
     )
-    const present = listed.filter((entry) => entry.stat !== undefined)
-    const inodeAt = new Map(present.map(({ file, stat }) => [file.key, String(stat?.ino)]))
+    const present = listed.filter((entry) => entry !== undefined)
+    const inodeAt = new Map(present.map(({ file, ino }) => [file.key, ino]))
     const moved = new Map<string, FilePosition>()
     for (const [key, position] of positions) {
       if (inodeAt.get(key) !== position.ino) moved.set(position.ino, position)
       if (!inodeAt.has(key)) positions.delete(key)
     }
     const plan: { file: MatchedFile; previous?: FilePosition }[] = []
-    for (const { file, stat } of present) {
-      const ino = String(stat?.ino)
+    for (const { file, ino, size } of present) {
       const known = positions.get(file.key)
-      if (known?.ino === ino && known.pos === stat?.size) continue
+      if (known?.ino === ino && known.pos === size) continue
       const previous = known?.ino === ino ? known : (moved.get(ino) ?? known)
       plan.push(previous ? { file, previous } : { file })
     }

@@ -24,10 +24,11 @@ export function configJsonSchema(
     }
   }
   return {
-    ...schema,
+    $schema: schema.$schema,
     $id: 'skippr.schema.json',
     title: 'skippr.yml',
     description: 'Skippr configuration: data sources, data sinks and the pipelines between them.',
+    ...schema,
     $defs: {
       data_sources_entry: entrySchema(sources, 'A data source: exactly one connector type and its fields'),
       data_sinks_entry: entrySchema(sinks, 'A data sink: exactly one connector type and its fields'),

@@ -334,10 +334,19 @@ function resumePositions(state: PipelineState, fence: bigint): ResumePositions {
   }
 }
 
+/** Resolves when `signal` aborts, keeping the process alive until then (an idle sync has no other handle). */
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) resolve()
-    else signal.addEventListener('abort', () => resolve(), { once: true })
+    if (signal.aborted) return resolve()
+    const keepAlive = setInterval(() => {}, 60_000)
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(keepAlive)
+        resolve()
+      },
+      { once: true },
+    )
   })
 }
 

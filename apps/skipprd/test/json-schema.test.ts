@@ -1,0 +1,66 @@
+import { readFile } from 'node:fs/promises'
+import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
+import { expect, it } from 'vitest'
+import { z } from 'zod'
+import { BUNDLED_SINKS, BUNDLED_SOURCES } from '../src/bundled.js'
+import { configJsonSchema } from '../src/config/json-schema.js'
+
+/** Parsed JSON, untyped on purpose: the test reads it as an editor would. */
+type Json = ReturnType<typeof JSON.parse>
+
+const vault: SourceDefinition = {
+  kind: 'source',
+  type: 'Vault',
+  config: z.strictObject({ token: z.string().describe('API token'), rows: z.number().int().optional() }),
+  secretFields: ['token'],
+  create: () => {
+    throw new Error('not used')
+  },
+}
+const lake: SinkDefinition = {
+  ...vault,
+  kind: 'sink',
+  type: 'Lake',
+  guarantee: 'exactly-once',
+  secretFields: [],
+} as SinkDefinition
+
+it("describes the file's structure and each connector's fields under its section", () => {
+  const schema = configJsonSchema([vault], [lake]) as Json
+  expect(schema).toMatchObject({
+    $id: 'skippr.schema.json',
+    title: 'skippr.yml',
+    additionalProperties: false,
+  })
+  expect(Object.keys(schema.properties)).toEqual(['skippr', 'data_sources', 'data_sinks', 'pipelines'])
+  expect(schema.properties.data_sources.additionalProperties).toEqual({ $ref: '#/$defs/data_sources_entry' })
+  const [entry] = schema.$defs.data_sources_entry.oneOf
+  expect(entry).toMatchObject({ required: ['Vault'], additionalProperties: false })
+  expect(entry.properties.Vault.properties.token).toEqual({
+    description: `API token — a \${NAME} environment variable reference`,
+    type: 'string',
+    pattern: '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$',
+  })
+  expect(entry.properties.Vault.properties.rows).toEqual({
+    type: 'integer',
+    minimum: -9007199254740991,
+    maximum: 9007199254740991,
+  })
+  expect(schema.$defs.data_sinks_entry.oneOf[0].properties.Lake.properties.token.type).toBe('string')
+  expect(Object.keys(schema.properties.pipelines.additionalProperties.properties)).toContain(
+    'sync_frequency_seconds',
+  )
+})
+
+it('is published with every bundled connector', async () => {
+  const schema = JSON.parse(await readFile(new URL('../skippr.schema.json', import.meta.url), 'utf8')) as Json
+  const types = (entry: Json) => entry.oneOf.map((alt: Json) => Object.keys(alt.properties)[0])
+  expect(types(schema.$defs.data_sources_entry)).toHaveLength(BUNDLED_SOURCES.length)
+  expect(types(schema.$defs.data_sources_entry)).toEqual(
+    expect.arrayContaining(['Sample', 'File', 'Postgres']),
+  )
+  expect(types(schema.$defs.data_sinks_entry)).toHaveLength(BUNDLED_SINKS.length)
+  expect(types(schema.$defs.data_sinks_entry)).toEqual(
+    expect.arrayContaining(['Duckdb', 'Postgres', 'File', 'Stdout']),
+  )
+})

@@ -1,0 +1,409 @@
+/**
+ * The slot's single writer: group commit, rotation and the preallocated spare segment. Appends are planned
+ * against the segment budget when they are queued, encoded into a batch, and written by one flush loop;
+ * appends queued while a write or fdatasync runs form the next batch and share its sync.
+ */
+import path from 'node:path'
+import type { Durability } from './base-slot.js'
+import { FULL } from './base-slot.js'
+import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
+import {
+  encodeFrameInto,
+  encodeSegmentHeader,
+  FRAME_HEADER_BYTES,
+  SEGMENT_HEADER_BYTES,
+  segmentFileName,
+} from './format.js'
+import { errorCode, type SlotFile, type SlotFs, writeFully } from './io.js'
+import { createZeroFilledFile, newSegment, noteFrame, type Segment } from './segment.js'
+
+const MiB = 1024 * 1024
+
+export interface WriterSettings {
+  dir: string
+  durability: Durability
+  segmentBytes: number
+  maxSegments: number
+  io: SlotFs
+}
+
+export interface WriterHooks {
+  /** Runs before each batch; throws to stop the writer (the lock's fencing check). */
+  beforeWrite(): void
+  /** Frames up to `lastFsn` are published. */
+  published(lastFsn: bigint, frames: number): void
+  /** The writer stopped for good (failed write or sync). */
+  failed(error: Error): void
+  /** A segment was sealed: the slot may trim. */
+  rotated(): void
+}
+
+export interface ActiveSegment {
+  seg: Segment
+  file: SlotFile
+  /** Written since the last fdatasync. */
+  dirty: boolean
+  /** Still named `<name>.tmp`: renamed once its header and first frames are durable. */
+  tmp: boolean
+}
+
+interface Waiter {
+  resolve(fsn: bigint): void
+  reject(error: unknown): void
+}
+
+/** Frames queued for one write, encoded back to back. */
+class Batch {
+  private static readonly INITIAL_BYTES = 256 * 1024
+  private static readonly KEEP_BYTES = 8 * MiB
+  buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
+  length = 0
+  sizes: number[] = []
+  waiters: Waiter[] = []
+
+  add(payload: Uint8Array, waiter: Waiter): void {
+    const size = FRAME_HEADER_BYTES + payload.length
+    if (this.length + size > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + size))
+      this.buf.copy(bigger, 0, 0, this.length)
+      this.buf = bigger
+    }
+    this.length = encodeFrameInto(this.buf, this.length, payload)
+    this.sizes.push(size)
+    this.waiters.push(waiter)
+  }
+
+  rejectFrom(from: number, error: unknown): void {
+    for (let k = from; k < this.waiters.length; k++) this.waiters[k]!.reject(error)
+  }
+
+  reset(): void {
+    this.length = 0
+    this.sizes = []
+    this.waiters = []
+    if (this.buf.length > Batch.KEEP_BYTES) this.buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
+  }
+}
+
+interface Spare {
+  gen: bigint
+  file: SlotFile
+}
+
+/** A failure after which earlier-written frames of the batch stay valid and the writer carries on. */
+class RotationDiskFull extends Error {}
+
+export class SegmentWriter {
+  syncs = 0
+  private spare: Promise<Spare | Error> | undefined
+  private spareReady = false
+  /** Segment budget as seen by queued appends: segment count and free bytes in the last one. */
+  private plan = { segments: 0, free: 0 }
+  private fill = new Batch()
+  private idle = new Batch()
+  private flushing = false
+  private flushed: Promise<void> = Promise.resolve()
+  private syncWanted = false
+  private stopped: Error | undefined
+
+  constructor(
+    private readonly s: WriterSettings,
+    /** Live segments ordered by baseSeq; the last one may be the active one. Shared with the slot. */
+    readonly segments: Segment[],
+    private active: ActiveSegment | undefined,
+    private nextGen: bigint,
+    /** FSN the next written frame gets. */
+    private nextFsn: bigint,
+    private readonly hooks: WriterHooks,
+  ) {
+    this.resetPlan()
+    this.prepareSpare()
+  }
+
+  get activeSegment(): Segment | undefined {
+    return this.active?.seg
+  }
+
+  /** Highest FSN handed out or skipped so far (FSNs continue after it). */
+  get lastUsedFsn(): bigint {
+    return this.nextFsn - 1n
+  }
+
+  /** Disk bytes of the segment files and the spare. */
+  get diskBytes(): number {
+    return (
+      this.segments.reduce((sum, seg) => sum + seg.fileBytes, 0) + (this.spareReady ? this.s.segmentBytes : 0)
+    )
+  }
+
+  /** Queues a frame; FULL when it does not fit the segment budget. */
+  enqueue(payload: Uint8Array): Promise<bigint> | typeof FULL {
+    const maxPayload = this.s.segmentBytes - SEGMENT_HEADER_BYTES - FRAME_HEADER_BYTES
+    if (payload.length > maxPayload) throw new FrameTooLargeError(payload.length, maxPayload)
+    if (!this.reserve(FRAME_HEADER_BYTES + payload.length)) return FULL
+    return new Promise<bigint>((resolve, reject) => {
+      this.fill.add(payload, { resolve, reject })
+      // Appends made in the same tick join one batch.
+      if (this.fill.waiters.length === 1) queueMicrotask(() => this.kick())
+    })
+  }
+
+  /** Asks for an fdatasync of written data ('periodic' mode). */
+  requestSync(): void {
+    this.syncWanted = true
+    this.kick()
+  }
+
+  /** Resolves once everything queued so far is written (or rejected). */
+  async drain(): Promise<void> {
+    if (this.fill.waiters.length > 0) this.kick()
+    while (this.flushing) await this.flushed
+  }
+
+  /** Stops the writer: queued appends fail with `error`; no more writes. */
+  stop(error: Error): void {
+    this.stopped ??= error
+    this.fill.rejectFrom(0, error)
+    this.fill.reset()
+  }
+
+  /** Syncs data written without a sync ('periodic' and 'memory' modes) before a clean close. */
+  async syncIfDirty(): Promise<void> {
+    if (this.active?.dirty && !this.stopped) await this.syncActive(this.active)
+  }
+
+  /** The oldest sealed segment, if every frame in it is at or below `fsn`. */
+  trimmable(fsn: bigint): Segment | undefined {
+    const seg = this.segments[0]
+    // writtenCount, not count: a sealed segment's frames may still await publication in this batch.
+    if (!seg || seg === this.active?.seg || seg.baseSeq + BigInt(seg.writtenCount) - 1n > fsn)
+      return undefined
+    return seg
+  }
+
+  /** Whether `seg`, about to be trimmed, can become the spare instead of being deleted. */
+  canRecycle(seg: Segment): boolean {
+    return !this.spare && !this.stopped && seg.fileBytes === this.s.segmentBytes
+  }
+
+  /**
+   * Turns a trimmed segment into the spare: renamed to the next generation's temporary name, then zeroed
+   * in place in the background. Overwriting blocks that are already allocated is much cheaper than
+   * allocating new ones, so with acks flowing rotation costs little more than the frames themselves.
+   */
+  async recycle(seg: Segment): Promise<void> {
+    const gen = this.nextGen++
+    const file = this.path(`${segmentFileName(gen)}.tmp`)
+    await this.s.io.rename(this.path(seg.name), file)
+    this.spare = this.readySpare(gen, createZeroFilledFile(this.s.io, file, this.s.segmentBytes, 'r+'))
+  }
+
+  /** The slot deleted (or recycled) the oldest segment: give its room back to the budget. */
+  removeOldest(): void {
+    this.segments.shift()
+    this.plan.segments--
+    this.prepareSpare()
+  }
+
+  /** Deletes the spare, returning its space (for a watermark write that hit ENOSPC, and on close). */
+  async discardSpare(): Promise<void> {
+    const spare = this.spare ? await this.spare : undefined
+    this.spare = undefined
+    this.spareReady = false
+    if (!spare || spare instanceof Error) return
+    await spare.file.close()
+    await this.s.io.unlink(this.path(`${segmentFileName(spare.gen)}.tmp`))
+  }
+
+  /** Closes the active file and deletes the spare; the writer must be drained. */
+  async close(): Promise<void> {
+    this.stopped ??= new Error('closed')
+    await this.active?.file.close()
+    this.active = undefined
+    await this.discardSpare().catch(() => {})
+  }
+
+  /** Plans the frame into the segment budget (invariant 5); false when it would exceed it. */
+  private reserve(size: number): boolean {
+    if (this.plan.free >= size) {
+      this.plan.free -= size
+      return true
+    }
+    if (this.plan.segments + 1 > this.s.maxSegments) return false
+    this.plan.segments++
+    this.plan.free = this.s.segmentBytes - SEGMENT_HEADER_BYTES - size
+    return true
+  }
+
+  private resetPlan(): void {
+    const a = this.active
+    this.plan = { segments: this.segments.length, free: a ? a.seg.fileBytes - a.seg.writtenEnd : 0 }
+  }
+
+  private kick(): void {
+    if (this.flushing || this.stopped) return
+    this.flushing = true
+    this.flushed = this.flushLoop()
+  }
+
+  /** One batch at a time (invariant 6); appends queued meanwhile form the next one. */
+  private async flushLoop(): Promise<void> {
+    try {
+      while (!this.stopped) {
+        if (this.fill.waiters.length > 0) await this.flushBatch()
+        else if (this.syncWanted) {
+          this.syncWanted = false
+          await this.syncIfDirty().catch((e) => this.fail(ioError(this.s.dir, 'syncing', e)))
+        } else return
+      }
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  private async flushBatch(): Promise<void> {
+    const batch = this.fill
+    this.fill = this.idle
+    try {
+      this.hooks.beforeWrite()
+      await this.writeBatch(batch)
+    } catch (e) {
+      batch.rejectFrom(0, e)
+      this.fail(e as Error)
+    } finally {
+      batch.reset()
+      this.idle = batch
+    }
+  }
+
+  private fail(error: Error): void {
+    this.stop(error)
+    this.hooks.failed(error)
+  }
+
+  /**
+   * Writes the batch across as many segments as it needs, syncs as the durability mode requires, then
+   * publishes it. A disk-full rotation publishes the frames already sealed and rejects the rest.
+   */
+  private async writeBatch(batch: Batch): Promise<void> {
+    const firstFsn = this.nextFsn
+    const n = batch.sizes.length
+    let i = 0
+    let offset = 0
+    try {
+      while (i < n) {
+        if (!this.active || this.free(this.active) < batch.sizes[i]!) await this.rotate(firstFsn + BigInt(i))
+        const a = this.active!
+        let j = i
+        let bytes = 0
+        while (j < n && bytes + batch.sizes[j]! <= this.free(a)) bytes += batch.sizes[j++]!
+        a.dirty = true
+        await writeFully(a.file, batch.buf, offset, bytes, a.seg.writtenEnd)
+        for (let k = i, at = a.seg.writtenEnd; k < j; at += batch.sizes[k++]!)
+          noteFrame(a.seg, a.seg.writtenCount++, at)
+        a.seg.writtenEnd += bytes
+        offset += bytes
+        i = j
+      }
+      if (this.s.durability === 'append' || this.active!.tmp) await this.syncActive(this.active!)
+      this.publish(batch, firstFsn, n)
+    } catch (e) {
+      if (!(e instanceof RotationDiskFull)) throw ioError(this.s.dir, 'appending', e)
+      this.publish(batch, firstFsn, i)
+      batch.rejectFrom(i, e.cause)
+      this.fill.rejectFrom(0, e.cause)
+      this.fill.reset()
+      this.resetPlan()
+    }
+  }
+
+  private free(a: ActiveSegment): number {
+    return a.seg.fileBytes - a.seg.writtenEnd
+  }
+
+  private publish(batch: Batch, firstFsn: bigint, frames: number): void {
+    if (frames === 0) return
+    for (let k = this.segments.length - 1; k >= 0; k--) {
+      const seg = this.segments[k]!
+      if (seg.count === seg.writtenCount) break
+      seg.count = seg.writtenCount
+      seg.end = seg.writtenEnd
+    }
+    this.nextFsn = firstFsn + BigInt(frames)
+    for (let k = 0; k < frames; k++) batch.waiters[k]!.resolve(firstFsn + BigInt(k))
+    this.hooks.published(this.nextFsn - 1n, frames)
+  }
+
+  private async syncActive(a: ActiveSegment): Promise<void> {
+    if (a.dirty) {
+      a.dirty = false
+      await a.file.datasync()
+      this.syncs++
+    }
+    if (a.tmp) {
+      await this.s.io.rename(this.path(`${a.seg.name}.tmp`), this.path(a.seg.name))
+      await this.s.io.syncDir(this.s.dir)
+      a.tmp = false
+    }
+  }
+
+  /** Seals the active segment (invariant 3) and starts the next one with its first frame at `baseSeq`. */
+  private async rotate(baseSeq: bigint): Promise<void> {
+    const old = this.active
+    if (old) await this.syncActive(old)
+    const spare = await this.takeSpare()
+    const seg = newSegment(spare.gen, baseSeq, this.s.segmentBytes)
+    this.active = { seg, file: spare.file, dirty: true, tmp: true }
+    this.segments.push(seg)
+    await writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0)
+    if (old) await old.file.close()
+    this.prepareSpare()
+    this.hooks.rotated()
+  }
+
+  /** Zero-fills the next segment in the background while there is room for it (invariant 5). */
+  private prepareSpare(): void {
+    if (this.spare || this.stopped || this.segments.length + 1 > this.s.maxSegments) return
+    const gen = this.nextGen++
+    this.spare = this.readySpare(gen, this.createSpare(gen))
+  }
+
+  private readySpare(gen: bigint, file: Promise<SlotFile>): Promise<Spare | Error> {
+    return file.then(
+      (f) => {
+        this.spareReady = true
+        return { gen, file: f }
+      },
+      (e: Error) => e,
+    )
+  }
+
+  private async takeSpare(): Promise<Spare> {
+    const ready = this.spare ? await this.spare : undefined
+    this.spare = undefined
+    this.spareReady = false
+    if (ready && !(ready instanceof Error)) return ready
+    const gen = this.nextGen++
+    try {
+      return { gen, file: await this.createSpare(gen) }
+    } catch (e) {
+      if (errorCode(e) !== 'ENOSPC') throw e
+      throw new RotationDiskFull('', { cause: new DiskFullError(this.s.dir, 'creating a segment', e) })
+    }
+  }
+
+  private createSpare(gen: bigint): Promise<SlotFile> {
+    return createZeroFilledFile(this.s.io, this.path(`${segmentFileName(gen)}.tmp`), this.s.segmentBytes)
+  }
+
+  private path(name: string): string {
+    return path.join(this.s.dir, name)
+  }
+}
+
+/** The slot's error for a failed I/O call: SF_DISK_FULL for ENOSPC, our own errors as they are. */
+export function ioError(dir: string, during: string, e: unknown): Error {
+  if (errorCode(e) === 'ENOSPC') return new DiskFullError(dir, during, e)
+  if (errorCode(e)?.startsWith('SF_')) return e as Error
+  return new SlotIoError(dir, during, e)
+}

@@ -1,0 +1,102 @@
+/**
+ * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres --rows N --min-kills K --max-runs M [options]
+ * Prints one line per run, then kills, runs, elapsed and PASS/FAIL. Exit 0 on PASS, 1 on FAIL,
+ * 2 on a bad command line.
+ */
+import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
+import { hasCode } from '@skippr/connector-api'
+import { SINKS, type SinkKind } from './destination.js'
+import { CHAOS_USAGE, ChaosUsageError } from './errors.js'
+import { type ChaosOptions, type ChaosReport, type RunRecord, runChaos } from './harness.js'
+
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
+
+function parseOptions(argv: string[]): ChaosOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      sink: { type: 'string' },
+      rows: { type: 'string', default: '20000' },
+      'min-kills': { type: 'string', default: '10' },
+      'max-runs': { type: 'string', default: '200' },
+      probability: { type: 'string', default: '0.1' },
+      seed: { type: 'string' },
+      'data-seed': { type: 'string', default: '1' },
+      'buffer-bytes': { type: 'string', default: '65536' },
+      'batch-rows': { type: 'string', default: '500' },
+      'lease-ttl': { type: 'string', default: '1' },
+      'run-timeout': { type: 'string', default: '300' },
+      'pg-url': { type: 'string', default: process.env.SKIPPR_TEST_PG_URL ?? DEFAULT_PG_URL },
+      keep: { type: 'boolean', default: false },
+    },
+  })
+  const sink = values.sink
+  if (!SINKS.includes(sink as SinkKind))
+    throw new ChaosUsageError(`--sink must be one of ${SINKS.join(', ')}`)
+  const probability = Number(values.probability)
+  if (!(probability > 0 && probability < 1))
+    throw new ChaosUsageError('--probability must be between 0 and 1')
+  const leaseTtlSeconds = Number(values['lease-ttl'])
+  if (!(leaseTtlSeconds > 0)) throw new ChaosUsageError('--lease-ttl must be a number of seconds > 0')
+  return {
+    sink: sink as SinkKind,
+    rows: count('--rows', values.rows, 1),
+    minKills: count('--min-kills', values['min-kills'], 0),
+    maxRuns: count('--max-runs', values['max-runs'], 1),
+    probability,
+    chaosSeed: values.seed ?? randomBytes(4).toString('hex'),
+    dataSeed: count('--data-seed', values['data-seed'], 0),
+    bufferBytes: count('--buffer-bytes', values['buffer-bytes'], 1),
+    batchRows: count('--batch-rows', values['batch-rows'], 1),
+    leaseTtlSeconds,
+    runTimeoutSeconds: count('--run-timeout', values['run-timeout'], 1),
+    pgUrl: values['pg-url'],
+    keep: values.keep,
+  }
+}
+
+function count(flag: string, raw: string, min: number): number {
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new ChaosUsageError(`${flag} must be an integer ≥ ${min}`)
+  return value
+}
+
+function printRun({ run, chaos, sourceRows, outcome }: RunRecord): void {
+  const what =
+    outcome.kind === 'killed'
+      ? `killed at ${outcome.point} (${outcome.detail})`
+      : outcome.kind === 'completed'
+        ? `completed, ${outcome.rowsWritten ?? '?'} rows written`
+        : `failed: ${outcome.reason}`
+  const mode = chaos ? '' : ' [chaos off]'
+  console.log(`run ${run}${mode}: ${what} in ${(outcome.ms / 1000).toFixed(1)} s (source ${sourceRows} rows)`)
+}
+
+function printReport(options: ChaosOptions, report: ChaosReport): void {
+  const points = Object.entries(report.killsByPoint)
+    .map(([point, n]) => `${point} ${n}`)
+    .join(', ')
+  console.log(`sink:      ${options.sink} (${report.destination})`)
+  console.log(`rows:      ${report.sourceRows} (steps of ${options.rows}, data seed ${options.dataSeed})`)
+  console.log(`kills:     ${report.kills}${points ? ` (${points})` : ''}, chaos seed ${options.chaosSeed}`)
+  console.log(
+    `runs:      ${report.runs} (${report.failedRuns} failed otherwise${report.finishedWithoutChaos ? ', last without chaos' : ''})`,
+  )
+  console.log(`elapsed:   ${(report.elapsedMs / 1000).toFixed(1)} s`)
+  for (const problem of report.problems) console.log(`problem:   ${problem}`)
+  if (!report.pass) console.log(`kept:      ${report.workDir} (runs.log has every run's output)`)
+  console.log(report.pass ? 'PASS' : 'FAIL')
+}
+
+try {
+  const options = parseOptions(process.argv.slice(2).filter((arg) => arg !== '--'))
+  const report = await runChaos({ ...options, onRun: printRun })
+  printReport(options, report)
+  process.exitCode = report.pass ? 0 : 1
+} catch (error) {
+  console.error(`[chaos] ${(error as Error).message}`)
+  process.exitCode =
+    hasCode(error, CHAOS_USAGE) || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1
+}

@@ -1,0 +1,183 @@
+/**
+ * The chaos loop: in a temp working dir, syncs a Sample-source pipeline into the chosen sink with
+ * chaos mode on, restarting after every SIGKILL until a run completes, then checks the
+ * destination holds every source row exactly once.
+ *
+ * A finite source cannot be killed once it has landed everything, so when a run completes before
+ * `minKills` kills the source grows by `rows` more rows (the Sample source then emits only the new
+ * ones, as an append-only table would) and chaos goes on. After `maxRuns` runs with chaos on, one
+ * run without chaos finishes the job; its exit is not a kill.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { stringify } from 'yaml'
+import { type Destination, duckdbDestination, postgresDestination, type SinkKind } from './destination.js'
+import { type RunOutcome, runSync, skipprdCli } from './skipprd.js'
+import { verifyExactlyOnce } from './verify.js'
+
+export interface ChaosOptions {
+  readonly sink: SinkKind
+  /** Source rows at the start, and the step it grows by. */
+  readonly rows: number
+  readonly minKills: number
+  /** Runs with chaos on; then one run without. */
+  readonly maxRuns: number
+  /** Chance of a kill at each chaos point visited (SKIPPR_CHAOS_PROBABILITY). */
+  readonly probability: number
+  /** Run i uses chaos seed `${chaosSeed}:${i}`: the same seed repeats the same kill rolls. */
+  readonly chaosSeed: string
+  /** The Sample source's seed: which rows it generates. */
+  readonly dataSeed: number
+  /** BUFFER_THRESHOLD_BYTES: small values make many batches, so kills land between commit and land. */
+  readonly bufferBytes: number
+  /** The Sample source's rows per chunk. */
+  readonly batchRows: number
+  /** SKIPPR_LEASE_TTL_SECONDS: how long a restart waits for the killed run's writer lease. */
+  readonly leaseTtlSeconds: number
+  readonly runTimeoutSeconds: number
+  readonly pgUrl: string
+  /** Keep the working dir and the PostgreSQL schema, e.g. to look at a failure. */
+  readonly keep: boolean
+  readonly onRun?: (run: RunRecord) => void
+}
+
+export interface RunRecord {
+  readonly run: number
+  readonly chaos: boolean
+  readonly sourceRows: number
+  readonly outcome: RunOutcome
+}
+
+export interface ChaosReport {
+  readonly pass: boolean
+  readonly problems: readonly string[]
+  readonly kills: number
+  readonly killsByPoint: Readonly<Record<string, number>>
+  readonly runs: number
+  /** Runs that ended neither completed nor chaos-killed (each is a "retry later"). */
+  readonly failedRuns: number
+  /** Whether a run without chaos had to finish. */
+  readonly finishedWithoutChaos: boolean
+  /** Source rows at the end (a multiple of `rows`). */
+  readonly sourceRows: number
+  readonly elapsedMs: number
+  readonly workDir: string
+  readonly destination: string
+}
+
+const PIPELINE = 'bikehire'
+/** A healthy restart after a kill succeeds; this many failures in a row means something is broken. */
+const MAX_CONSECUTIVE_FAILURES = 3
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const started = performance.now()
+  const cliPath = skipprdCli()
+  const workDir = await mkdtemp(path.join(os.tmpdir(), `skippr-chaos-${options.sink}-`))
+  const destination =
+    options.sink === 'duckdb' ? duckdbDestination(workDir) : postgresDestination(options.pgUrl)
+  const configPath = path.join(workDir, 'skippr.yml')
+  const problems: string[] = []
+  const killsByPoint: Record<string, number> = {}
+  let kills = 0
+  let runs = 0
+  let failedRuns = 0
+  let consecutiveFailures = 0
+  let sourceRows = options.rows
+  let completed = false
+  try {
+    await writeFile(configPath, skipprYml(options, destination, sourceRows))
+    while (!completed) {
+      const chaos = runs < options.maxRuns
+      const outcome = await runSync({
+        cliPath,
+        configPath,
+        pipeline: PIPELINE,
+        env: childEnv(options, destination, chaos ? `${options.chaosSeed}:${runs}` : undefined),
+        logFile: path.join(workDir, 'runs.log'),
+        timeoutMs: options.runTimeoutSeconds * 1000,
+      })
+      runs++
+      options.onRun?.({ run: runs, chaos, sourceRows, outcome })
+      if (outcome.kind === 'killed') {
+        kills++
+        killsByPoint[outcome.point] = (killsByPoint[outcome.point] ?? 0) + 1
+        consecutiveFailures = 0
+      } else if (outcome.kind === 'failed') {
+        failedRuns++
+        if (++consecutiveFailures >= MAX_CONSECUTIVE_FAILURES || outcome.reason.includes('hung')) {
+          problems.push(`run ${runs} failed (${consecutiveFailures} in a row): ${outcome.reason}`)
+          break
+        }
+      } else if (chaos && kills < options.minKills) {
+        consecutiveFailures = 0
+        sourceRows += options.rows
+        await writeFile(configPath, skipprYml(options, destination, sourceRows))
+      } else {
+        completed = true
+      }
+    }
+    if (completed)
+      problems.push(...(await verifyExactlyOnce(destination, { rows: sourceRows, seed: options.dataSeed })))
+    if (kills < options.minKills)
+      problems.push(
+        `only ${kills} kills in ${options.maxRuns} chaos runs, ${options.minKills} wanted: raise --max-runs or --probability`,
+      )
+  } finally {
+    await destination.dispose({ keep: options.keep })
+    if (problems.length === 0 && !options.keep) await rm(workDir, { recursive: true, force: true })
+  }
+  return {
+    pass: problems.length === 0,
+    problems,
+    kills,
+    killsByPoint,
+    runs,
+    failedRuns,
+    finishedWithoutChaos: runs > options.maxRuns,
+    sourceRows,
+    elapsedMs: performance.now() - started,
+    workDir,
+    destination: destination.label,
+  }
+}
+
+function skipprYml(options: ChaosOptions, destination: Destination, rows: number): string {
+  return stringify({
+    data_sources: {
+      sample: {
+        Sample: { dataset: 'bikehire', rows, seed: options.dataSeed, batch_rows: options.batchRows },
+      },
+    },
+    data_sinks: { warehouse: destination.sink },
+    pipelines: {
+      [PIPELINE]: {
+        data_source: 'data_sources.sample',
+        data_sink: 'data_sinks.warehouse',
+        data_dir: './data',
+        buffer_threshold_bytes: options.bufferBytes,
+      },
+    },
+  })
+}
+
+/** The harness's environment minus anything that would steer skipprd elsewhere, plus the chaos knobs. */
+function childEnv(
+  options: ChaosOptions,
+  destination: Destination,
+  chaosSeed: string | undefined,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(SKIPPR_|DATA_DIR$|PIPELINE_NAME$|WAL_|BUFFER_THRESHOLD_)/.test(name)) env[name] = value
+  }
+  Object.assign(env, destination.env, { SKIPPR_LEASE_TTL_SECONDS: String(options.leaseTtlSeconds) })
+  if (chaosSeed !== undefined) {
+    Object.assign(env, {
+      SKIPPR_CHAOS_MODE: 'yes',
+      SKIPPR_CHAOS_PROBABILITY: String(options.probability),
+      SKIPPR_CHAOS_SEED: chaosSeed,
+    })
+  }
+  return env
+}
