@@ -110,7 +110,10 @@ async function rawPreallocated(dir: string, size: number): Promise<Stepper> {
   }
 }
 
-/** slot.append in 'append' durability, acking every 256 frames (untimed) as a forwarding sender would. */
+/**
+ * slot.append in 'append' durability, acking every 16 frames (untimed) as a forwarding sender would, so
+ * trimmed segments are recycled as the next spare.
+ */
 async function slotAppends(dir: string, size: number): Promise<Stepper> {
   const sfDir = await fsp.mkdtemp(path.join(dir, 'slot-'))
   const slot = await openSlot({ sfDir, durability: 'append', maxTotalBytes: 64 * 1024 * MiB, logger: quiet })
@@ -120,7 +123,7 @@ async function slotAppends(dir: string, size: number): Promise<Stepper> {
       await slot.append(buf)
     },
     async between() {
-      if (slot.publishedFsn - slot.ackedFsn >= 256n) await slot.ack(slot.publishedFsn)
+      if (slot.publishedFsn - slot.ackedFsn >= 16n) await slot.ack(slot.publishedFsn)
     },
     async close() {
       await slot.close()

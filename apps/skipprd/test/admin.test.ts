@@ -29,7 +29,8 @@ afterAll(async () => {
 async function open(from: 'empty' | 'synced'): Promise<Project> {
   const p = await project(walOnlyConfig(['bikehire'], ROWS))
   made.push(p)
-  if (from === 'synced') await cp(path.join(synced.dir, 'data'), path.join(p.dir, 'data'), { recursive: true })
+  if (from === 'synced')
+    await cp(path.join(synced.dir, 'data'), path.join(p.dir, 'data'), { recursive: true })
   return p
 }
 

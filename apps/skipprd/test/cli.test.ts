@@ -105,10 +105,13 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
   })
 
   it('unknown store type', async () => {
-    const result = await runCli(['sync', '-p', 'bikehire', '--once', '--store-type', 'dynamo'], { cwd: p.dir })
+    const result = await runCli(['sync', '-p', 'bikehire', '--once', '--store-type', 'dynamo'], {
+      cwd: p.dir,
+    })
     expect(result).toMatchObject({
       code: 1,
-      stderr: "[skippr] config failed: unknown store type 'dynamo': expected sled (set --store-type or SKIPPR_STORE_TYPE)\n",
+      stderr:
+        "[skippr] config failed: unknown store type 'dynamo': expected sled (set --store-type or SKIPPR_STORE_TYPE)\n",
     })
   })
 

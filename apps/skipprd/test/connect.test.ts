@@ -52,8 +52,17 @@ describe.concurrent('skipprd connect', { timeout: 120_000 }, () => {
     ])
     expect(added.stderr).toBe('')
     expect(added.code).toBe(0)
-    expect(added.stdout).toBe("data_sinks.warehouse (Duckdb) is the data_sink of pipeline 'bikehire' in skippr.yml\n")
-    const updated = await connect(p, ['data-sink', 'Duckdb', '--pipeline=bikehire', '--name', 'warehouse', '--path=./lake.duckdb'])
+    expect(added.stdout).toBe(
+      "data_sinks.warehouse (Duckdb) is the data_sink of pipeline 'bikehire' in skippr.yml\n",
+    )
+    const updated = await connect(p, [
+      'data-sink',
+      'Duckdb',
+      '--pipeline=bikehire',
+      '--name',
+      'warehouse',
+      '--path=./lake.duckdb',
+    ])
     expect(updated.code).toBe(0)
     expect(await text(p)).toBe(`# Skippr config for the bikehire demo
 skippr:
@@ -82,8 +91,21 @@ data_sinks:
 
   it('refuses a plaintext secret with a ${NAME} hint and leaves the file as it was; accepts the reference', async () => {
     const p = await open()
-    const args = ['data-source', 'postgres', '--pipeline', 'orders', '--name', 'orders_db', '--tables', '[orders, refunds]']
-    const refused = await connect(p, [...args, '--connection-string', 'postgres://app:s3cr3t-pw@db.internal/shop'])
+    const args = [
+      'data-source',
+      'postgres',
+      '--pipeline',
+      'orders',
+      '--name',
+      'orders_db',
+      '--tables',
+      '[orders, refunds]',
+    ]
+    const refused = await connect(p, [
+      ...args,
+      '--connection-string',
+      'postgres://app:s3cr3t-pw@db.internal/shop',
+    ])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toBe(
       '[skippr] config failed: skippr.yml: data_sources.orders_db.Postgres.connection_string: a secret must not be written in the file: ' +
@@ -113,27 +135,78 @@ data_sinks:
 
   it('validates against the connector schema and the file structure before writing anything', async () => {
     const p = await open()
-    const unknownField = await connect(p, ['data-sink', 'duckdb', '--pipeline', 'bikehire', '--name', 'w', '--path', 'x.duckdb', '--shema', 'a'])
+    const unknownField = await connect(p, [
+      'data-sink',
+      'duckdb',
+      '--pipeline',
+      'bikehire',
+      '--name',
+      'w',
+      '--path',
+      'x.duckdb',
+      '--shema',
+      'a',
+    ])
     expect(unknownField.code).toBe(1)
     expect(unknownField.stderr).toBe(
       '[skippr] config failed: skippr.yml: data_sinks.w.Duckdb: unknown key shema: remove it or check its spelling\n',
     )
-    const noSource = await connect(p, ['data-sink', 'duckdb', '--pipeline', 'other', '--name', 'w', '--path', 'x.duckdb'])
+    const noSource = await connect(p, [
+      'data-sink',
+      'duckdb',
+      '--pipeline',
+      'other',
+      '--name',
+      'w',
+      '--path',
+      'x.duckdb',
+    ])
     expect(noSource.code).toBe(2)
-    expect(noSource.stderr).toContain("pipeline 'other' has no data_source yet: add one first with skipprd connect data-source")
-    const missingName = await connect(p, ['data-source', 'sample', '--pipeline', 'bikehire', '--dataset', 'bikehire'])
+    expect(noSource.stderr).toContain(
+      "pipeline 'other' has no data_source yet: add one first with skipprd connect data-source",
+    )
+    const missingName = await connect(p, [
+      'data-source',
+      'sample',
+      '--pipeline',
+      'bikehire',
+      '--dataset',
+      'bikehire',
+    ])
     expect(missingName.code).toBe(2)
-    expect(missingName.stderr).toBe('[skippr] connect failed: connect needs the entry name: pass --name <name>\n')
-    const missingPackage = await connect(p, ['data-source', 'mongo-db', '--pipeline', 'bikehire', '--name', 'm'])
+    expect(missingName.stderr).toBe(
+      '[skippr] connect failed: connect needs the entry name: pass --name <name>\n',
+    )
+    const missingPackage = await connect(p, [
+      'data-source',
+      'mongo-db',
+      '--pipeline',
+      'bikehire',
+      '--name',
+      'm',
+    ])
     expect(missingPackage.code).toBe(1)
-    expect(missingPackage.stderr).toContain('connector type MongoDb needs the package @skippr/source-mongo-db')
+    expect(missingPackage.stderr).toContain(
+      'connector type MongoDb needs the package @skippr/source-mongo-db',
+    )
     expect(await text(p)).toBe(ORIGINAL)
   })
 
   it('creates skippr.yml when there is none', async () => {
     const p = await open(undefined)
     await rm(path.join(p.dir, 'skippr.yml'), { force: true })
-    const created = await connect(p, ['data-source', 'sample', '--pipeline', 'demo', '--name', 'sample', '--dataset', 'bikehire', '--rows', '25'])
+    const created = await connect(p, [
+      'data-source',
+      'sample',
+      '--pipeline',
+      'demo',
+      '--name',
+      'sample',
+      '--dataset',
+      'bikehire',
+      '--rows',
+      '25',
+    ])
     expect(created.code).toBe(0)
     expect(await text(p)).toBe(
       'data_sources:\n  sample:\n    Sample:\n      dataset: bikehire\n      rows: 25\npipelines:\n  demo:\n    data_source: data_sources.sample\n',

@@ -40,7 +40,9 @@ describe.concurrent('skipprd df', { timeout: 120_000 }, () => {
     const result = await df(['-p', 'shop', '--namespace', 'orders'])
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
-    expect(result.stdout).toBe('{"header":["id","item"],"rows":[["1","bike"],["2","NULL"],["3","lock \\"x\\""]]}\n')
+    expect(result.stdout).toBe(
+      '{"header":["id","item"],"rows":[["1","bike"],["2","NULL"],["3","lock \\"x\\""]]}\n',
+    )
   })
 
   it('prints every namespace one after the other when their columns are the same', async () => {

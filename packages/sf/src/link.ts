@@ -10,7 +10,7 @@ import {
   ProtocolViolationError,
   SenderAuthError,
 } from './errors.js'
-import { decodeServerMessage, type ErrorCategory, encodeHello, SUBPROTOCOL } from './wire.js'
+import { closeReason, decodeServerMessage, type ErrorCategory, encodeHello, SUBPROTOCOL } from './wire.js'
 
 export interface Endpoint {
   /** `ws://host:port/` or `wss://host:port/`. */
@@ -186,7 +186,7 @@ export class Link {
     if (closeCode === 0 || this.ws.readyState !== WebSocket.OPEN) {
       this.ws.terminate()
     } else {
-      this.ws.close(closeCode, Buffer.from(error.message).subarray(0, 123).toString())
+      this.ws.close(closeCode, closeReason(error.message))
       setTimeout(() => this.ws.terminate(), 1000).unref()
     }
   }
@@ -201,7 +201,7 @@ export class Link {
     this.ended = true
     clearInterval(this.keepalive)
     this.wakeWriters()
-    const why = this.failure ?? closeReason(this.endpoint.addr, code, reason)
+    const why = this.failure ?? whyClosed(this.endpoint.addr, code, reason)
     this.resolveClosed(why)
     this.handlers.onClose(why)
   }
@@ -220,7 +220,7 @@ function upgradeRefusal(addr: string, status: number, body: string): Error {
   )
 }
 
-function closeReason(addr: string, code: number, reason: string): Error {
+function whyClosed(addr: string, code: number, reason: string): Error {
   if (code === CLOSE_PROTOCOL_ERROR)
     return new ProtocolViolationError(`receiver ${addr} closed the connection: ${reason}`)
   if (code === CLOSE_TOO_BIG) {

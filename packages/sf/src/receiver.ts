@@ -11,6 +11,7 @@ import { WebSocket, WebSocketServer } from 'ws'
 import { ProtocolViolationError, WireFormatError } from './errors.js'
 import { defaultLogger } from './logger.js'
 import {
+  closeReason,
   decodeClientMessage,
   encodeAck,
   encodeError,
@@ -307,8 +308,7 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   function closeConnection(conn: Connection, code: number, reason: string): void {
     if (conn.closed) return
     conn.closed = true
-    // A close reason is limited to 123 bytes by RFC 6455.
-    conn.ws.close(code, Buffer.from(reason).subarray(0, 123).toString())
+    conn.ws.close(code, closeReason(reason))
   }
 
   await new Promise<void>((resolve, reject) => {

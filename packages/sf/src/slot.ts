@@ -7,7 +7,8 @@
  *   .ack-watermark       optional: 16-byte cumulative acked FSN (watermark.ts, format.ts)
  *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros up to
  *                        the preallocated file size (format.ts, segment.ts)
- *   sf-<gen>.sfa.tmp     the spare: the next segment, zero-filled ahead of the writer; deleted on recovery
+ *   sf-<gen>.sfa.tmp     the spare: the next segment, zero-filled ahead of the writer (a fresh file, or a
+ *                        trimmed segment recycled in place); deleted on recovery
  *
  * Invariants:
  *  1. FSNs are consecutive within a segment (FSN = baseSeq + index) and segments continue one another,

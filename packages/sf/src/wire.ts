@@ -52,6 +52,13 @@ export type ServerMessage =
   | { type: 'durableAck'; fsn: bigint }
   | { type: 'error'; category: ErrorCategory; fsn: bigint; message: string }
 
+/** A WebSocket close reason is at most 123 bytes of UTF-8 (RFC 6455); cut at a character boundary. */
+export function closeReason(text: string): string {
+  let reason = text
+  while (Buffer.byteLength(reason) > 123) reason = reason.slice(0, -1)
+  return reason
+}
+
 export function encodeHello(senderId: string, durableAck: boolean): Buffer {
   const id = Buffer.from(senderId, 'utf8')
   if (id.length === 0 || id.length > MAX_SENDER_ID_BYTES) {

@@ -191,11 +191,16 @@ export class SegmentWriter {
    * in place in the background. Overwriting blocks that are already allocated is much cheaper than
    * allocating new ones, so with acks flowing rotation costs little more than the frames themselves.
    */
-  async recycle(seg: Segment): Promise<void> {
+  recycle(seg: Segment): Promise<void> {
     const gen = this.nextGen++
     const file = this.path(`${segmentFileName(gen)}.tmp`)
-    await this.s.io.rename(this.path(seg.name), file)
-    this.spare = this.readySpare(gen, createZeroFilledFile(this.s.io, file, this.s.segmentBytes, 'r+'))
+    const renamed = this.s.io.rename(this.path(seg.name), file)
+    // Claim the spare slot now, so no fresh spare starts while the rename runs.
+    this.spare = this.readySpare(
+      gen,
+      renamed.then(() => createZeroFilledFile(this.s.io, file, this.s.segmentBytes, 'r+')),
+    )
+    return renamed
   }
 
   /** The slot deleted (or recycled) the oldest segment: give its room back to the budget. */

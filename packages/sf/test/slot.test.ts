@@ -78,7 +78,10 @@ describe('openSlot: append, replay, ack, reopen', () => {
     const sfDir = await tmpSfDir()
     const slot = await openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096 })
     const dir = path.join(sfDir, 'default')
-    await appendAll(slot, Array.from({ length: 40 }, (_, i) => payload(i, 100))) // 37 fill segment 1
+    await appendAll(
+      slot,
+      Array.from({ length: 40 }, (_, i) => payload(i, 100)),
+    ) // 37 fill segment 1
     expect(slot.stats().segments).toBe(2) // no room left for a spare
     const inode = (await stat(path.join(dir, 'sf-0000000000000001.sfa'))).ino
     await slot.ack(37n)
@@ -89,7 +92,10 @@ describe('openSlot: append, replay, ack, reopen', () => {
       await new Promise((r) => setTimeout(r, 50))
     }
     expect((await readFile(spare)).every((b) => b === 0)).toBe(true)
-    await appendAll(slot, Array.from({ length: 37 }, (_, i) => payload(100 + i, 100)))
+    await appendAll(
+      slot,
+      Array.from({ length: 37 }, (_, i) => payload(100 + i, 100)),
+    )
     expect(slot.stats().segments).toBe(2)
     const frames = await collect(slot.replay())
     expect(frames.map((f) => f.fsn)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(38 + i)))

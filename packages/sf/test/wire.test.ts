@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  closeReason,
   decodeClientMessage,
   decodeServerMessage,
   encodeAck,
@@ -97,6 +98,13 @@ describe('wire protocol v1 codecs', () => {
     ['an unknown error category', '84 03 0000000000000001', /ERROR category 3/],
   ])('rejects %s from a receiver', (_what, input, pattern) => {
     expect(() => decodeServerMessage(bytes(input))).toThrow(pattern)
+  })
+
+  it('cuts close reasons to 123 bytes without splitting a character', () => {
+    expect(closeReason('short')).toBe('short')
+    const cut = closeReason('é'.repeat(100))
+    expect(Buffer.byteLength(cut)).toBe(122)
+    expect(cut).toBe('é'.repeat(61))
   })
 
   it('refuses a sender id that does not fit the u16-prefixed field limits', () => {

@@ -10,7 +10,7 @@
  */
 import { BatchAssembler } from './assemble.js'
 import { openBackend, type WalBackend, type WalMeta } from './backend.js'
-import { WalClosedError, WalLandOrderError } from './errors.js'
+import { WalClosedError, WalCorruptError, WalLandOrderError } from './errors.js'
 import { decodeFrame, encodeBatchFrames, mintEpoch } from './frame.js'
 import { DEFAULT_MAX_DELAY_SECONDS, parseStorage, resolveWalSettings } from './settings.js'
 import type { BatchIdentity, BatchInput, Offset, ResumePositions, WalBatch } from './types.js'
@@ -218,7 +218,7 @@ export class Wal {
       if (frame.fsn === fsn) return frame.payload
       break
     }
-    throw new Error(`${this.where(fsn)} could not be read back`)
+    throw new WalCorruptError(this.where(fsn), 'a published frame could not be read back')
   }
 
   /** Keeps `known` a consecutive run from the watermark: add a batch only right after its last entry. */

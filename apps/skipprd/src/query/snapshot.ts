@@ -93,9 +93,11 @@ export class WalTables {
       const fresh = cached === undefined || cached.layout !== layout || cached.epoch !== epoch
       const afterSeq = fresh ? undefined : cached.loadedSeq
       const loaded = await this.writeBatches(snapshot.batches(afterSeq), state, newest)
-      await this.transaction(async () => {
+      const landedSeq = snapshot.landedSeq
+      const unchanged = !fresh && loaded.lastSeq === undefined && landedSeq === cached.landedSeq
+      // Nothing to write: the usual case for a query after the first, kept free of any disk write.
+      if (!unchanged) await this.transaction(async () => {
         if (fresh) await this.recreateTables(attached, schemas)
-        const landedSeq = snapshot.landedSeq
         if (!fresh && landedSeq > cached.landedSeq) await this.deleteLanded(attached, schemas, landedSeq)
         for (const group of loaded.groups) await this.load(attached, group)
         await this.writeState(attached, { epoch, loadedSeq: loaded.lastSeq ?? afterSeq ?? 0n, landedSeq, layout })

@@ -31,6 +31,8 @@ export async function project(config?: string): Promise<Project> {
 /** A bikehire pipeline from the Sample source into `sink` (YAML of one data_sinks entry body). */
 export function bikehireConfig(options: {
   rows: number
+  /** Rows per Sample chunk (default 10,000). */
+  batchRows?: number
   sink?: string
   extra?: string
   name?: string
@@ -40,7 +42,7 @@ export function bikehireConfig(options: {
   return [
     'data_sources:',
     '  sample:',
-    `    Sample: { dataset: bikehire, rows: ${options.rows} }`,
+    `    Sample: { dataset: bikehire, rows: ${options.rows}${options.batchRows ? `, batch_rows: ${options.batchRows}` : ''} }`,
     'data_sinks:',
     '  warehouse:',
     `    ${sink}`,

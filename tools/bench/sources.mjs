@@ -1,6 +1,6 @@
 // Throughput of the Sample generator and the File source, each beside its raw limit in the same run.
 // Run from the repo root after building: `pnpm turbo run build --filter=@skippr/source-file...` then
-// `node packages/source-file/bench/throughput.mjs [rows]` (default 1,000,000 rows).
+// `cd tools/bench && pnpm sources [rows]` (default 1,000,000 rows).
 // Not a test: the numbers depend on the machine and on what else runs on it; CPU seconds are
 // printed beside wall seconds because the machine may be shared.
 import { mkdtemp, open, rm, stat } from 'node:fs/promises'

@@ -1,0 +1,54 @@
+/** SHOW STATS's committed/landed counters, on the real embedded state store. */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { openStateStore, type StateStore } from '@skippr/state'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { PipelineCounters } from '../src/query/counters.js'
+
+let dir: string
+let store: StateStore
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'skippr-counters-'))
+  store = await openStateStore({ dataDir: dir })
+})
+afterEach(async () => {
+  await store.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+const id = (seq: number, epoch = '00000000000000aa') => ({ pipeline: 'p', epoch, seq: BigInt(seq) })
+const part = (namespace: string, rows: number, bytes: number) => ({ namespace, rows, body: new Uint8Array(bytes) })
+
+describe('PipelineCounters', () => {
+  it('adds each batch once per kind, per namespace, across restarts and epochs', async () => {
+    const counters = new PipelineCounters(store, 'p')
+    await counters.recordCommitted(id(1), [part('a', 2, 20), part('b', 1, 5)])
+    await counters.recordCommitted(id(2), [part('a', 3, 30)])
+    await counters.recordLanded(id(1), [part('a', 2, 20), part('b', 1, 5)])
+    // A restart lands batch 1 again and re-reports commit 2: no change.
+    const again = new PipelineCounters(store, 'p')
+    await again.recordLanded(id(1), [part('a', 2, 20), part('b', 1, 5)])
+    await again.recordCommitted(id(2), [part('a', 3, 30)])
+    // After a reset of the WAL, seqs start over in a new epoch.
+    await again.recordCommitted(id(1, '00000000000000bb'), [part('a', 1, 7)])
+    expect(Object.fromEntries(await counters.read())).toEqual({
+      a: { committedRows: 6, committedBytes: 57, landedRows: 2, landedBytes: 20 },
+      b: { committedRows: 1, committedBytes: 5, landedRows: 1, landedBytes: 5 },
+    })
+  })
+
+  it('is cleared by RESET and deleted with the rest of the pipeline by DROP', async () => {
+    const counters = new PipelineCounters(store, 'p')
+    await counters.recordCommitted(id(1), [part('a', 1, 1)])
+    await counters.clear()
+    expect((await counters.read()).size).toBe(0)
+    await counters.recordCommitted(id(1), [part('a', 1, 1)])
+    expect(await store.listPipelines()).toEqual(['p'])
+    await store.pipeline('p').drop()
+    expect((await counters.read()).size).toBe(0)
+    // Another pipeline's counters are its own.
+    await new PipelineCounters(store, 'p2').recordCommitted(id(1), [part('a', 4, 4)])
+    expect((await counters.read()).size).toBe(0)
+  })
+})

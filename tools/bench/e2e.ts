@@ -1,0 +1,224 @@
+/**
+ * `skipprd sync --once` end to end (issue 5, Speed), each part beside its raw limit in the same run:
+ *
+ *  (1) a 1,000,000-row bikehire CSV through the File source (WAL on, default settings) into
+ *      PostgreSQL, vs `psql \copy … FROM 'file' WITH (FORMAT csv, HEADER)` into an identical table.
+ *      Target ≥ 0.8×.
+ *  (2) the same file into DuckDB, vs DuckDB's own `CREATE TABLE t AS SELECT * FROM read_csv('file')`.
+ *      Target ≥ 0.5×.
+ *  (3) peak RSS of the skipprd process in (1) and (2). Target ≤ 300 MB.
+ *  (4) `skipprd --help` start-up, median of 10, beside `node -e 0`. Target ≤ 150 ms.
+ *
+ * skipprd is the BUILT CLI run as a child process and timed from spawn to exit; the baselines are
+ * timed the same way (psql) or around the one statement (read_csv). Every load is checked for its
+ * row count.
+ *
+ * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
+ * Run:  pnpm --filter @skippr/bench e2e
+ * Env:  SKIPPR_BENCH_E2E_ROWS  rows in the file (default 1,000,000)
+ *       SKIPPR_BENCH_PROFILE   1: run skipprd under `node --cpu-prof` and print its top functions
+ *                              (slows it down: the ratios are then not the benchmark's)
+ *       SKIPPR_BENCH_DIR       where the temporary data goes (default: the OS temp dir)
+ *       SKIPPR_TEST_PG_URL     the PostgreSQL server (default: the local `test` database)
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { silentLogger } from '@skippr/connector-api'
+import { PostgresSink } from '@skippr/sink-postgres'
+import { FileSource } from '@skippr/source-file'
+import { writeBikehireFile } from '@skippr/source-sample'
+import { stringify } from 'yaml'
+import { topSelfTimes } from './lib/cpu-profile.js'
+import { countRows, freshSchema, PG_URL, psqlCopy } from './lib/postgres.js'
+import { ensureOk, type Measured, measure } from './lib/process.js'
+import { formatRate, machineLine, median, rowsPerSecond, table } from './lib/report.js'
+import { defaultsEnv, skipprdCli } from './lib/skipprd.js'
+
+const ROWS = Number(process.env.SKIPPR_BENCH_E2E_ROWS ?? 1_000_000)
+const PROFILE = process.env.SKIPPR_BENCH_PROFILE === '1'
+const STARTS = 10
+const MB = 1024 * 1024
+const TARGET = { postgres: 0.8, duckdb: 0.5, rssMb: 300, helpMs: 150 }
+const PG_URL_VARIABLE = 'SKIPPR_BENCH_PG_URL'
+
+interface SkipprdRun extends Measured {
+  /** `elapsed_ms` of sync_complete: the sync without process start and exit. */
+  readonly syncMs: number
+}
+
+const cli = skipprdCli()
+const dir = await mkdtemp(path.join(process.env.SKIPPR_BENCH_DIR ?? os.tmpdir(), 'skippr-bench-e2e-'))
+const csv = path.join(dir, 'rentals.csv')
+
+/** `skipprd sync --pipeline e2e --once` of the CSV into `sink`, from its own working dir. */
+async function syncOnce(name: string, sink: object, env: Record<string, string> = {}): Promise<SkipprdRun> {
+  const workDir = path.join(dir, name)
+  await mkdir(workDir)
+  const config = path.join(workDir, 'skippr.yml')
+  const pipeline = {
+    data_source: 'data_sources.rentals',
+    data_sink: 'data_sinks.warehouse',
+    data_dir: './data',
+  }
+  await writeFile(
+    config,
+    stringify({
+      data_sources: { rentals: { File: { path: path.relative(workDir, csv), format: 'csv' } } },
+      data_sinks: { warehouse: sink },
+      pipelines: { e2e: pipeline },
+    }),
+  )
+  const profileDir = path.join(workDir, 'cpu-profile')
+  const node = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
+  const args = [...node, cli, 'sync', '--pipeline', 'e2e', '--once', '--output', 'json', '--config', config]
+  const run = ensureOk(
+    `skipprd sync (${name})`,
+    await measure(process.execPath, args, { cwd: workDir, env: defaultsEnv(env) }),
+  )
+  const complete = run.stdout
+    .split('\n')
+    .filter((line) => line.includes('"sync_complete"'))
+    .map((line) => JSON.parse(line) as { total_rows: number; elapsed_ms: number })[0]
+  if (complete?.total_rows !== ROWS)
+    throw new Error(`skipprd (${name}) wrote ${complete?.total_rows} rows, expected ${ROWS}`)
+  if (PROFILE) await printProfile(name, profileDir)
+  return { ...run, syncMs: complete.elapsed_ms }
+}
+
+async function printProfile(name: string, profileDir: string): Promise<void> {
+  console.log(`cpu profile of skipprd (${name}), self time:`)
+  for (const { name: fn, ms, share } of await topSelfTimes(profileDir, 20))
+    console.log(`  ${(share * 100).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(6)} ms  ${fn}`)
+}
+
+async function postgres(): Promise<{ psql: Measured; skipprd: SkipprdRun }> {
+  const schema = await freshSchema('skippr_bench_e2e')
+  try {
+    // The \copy table is made by the sink's own DDL from the File source's own inference, so it is
+    // the table skipprd creates.
+    const [inferred] = await new FileSource(
+      { path: csv, format: 'csv' },
+      { configDir: dir, dataDir: dir, pipeline: 'e2e', logger: silentLogger },
+    ).discover()
+    const sink = new PostgresSink({ connection_string: PG_URL, schema: schema.name }, silentLogger)
+    await sink.prepare({ ...inferred!, namespace: 'psql_rentals' })
+    await sink.close()
+    const psql = await psqlCopy(`"${schema.name}"."psql_rentals"`, csv, true)
+    const skipprd = await syncOnce(
+      'postgres',
+      { Postgres: { connection_string: `\${${PG_URL_VARIABLE}}`, schema: schema.name } },
+      { [PG_URL_VARIABLE]: PG_URL },
+    )
+    for (const t of ['psql_rentals', 'rentals']) {
+      const landed = await countRows(schema.client, `"${schema.name}"."${t}"`)
+      if (landed !== ROWS) throw new Error(`PostgreSQL ${t}: ${landed} rows, expected ${ROWS}`)
+    }
+    return { psql, skipprd }
+  } finally {
+    await schema.drop()
+  }
+}
+
+async function duckdb(): Promise<{ readCsvMs: number; skipprd: SkipprdRun }> {
+  const count = async (file: string, t: string): Promise<number> => {
+    const instance = await DuckDBInstance.create(file)
+    const connection = await instance.connect()
+    try {
+      return Number((await connection.runAndReadAll(`SELECT count(*) FROM ${t}`)).getRows()[0]?.[0])
+    } finally {
+      connection.closeSync()
+      instance.closeSync()
+    }
+  }
+  const baselineFile = path.join(dir, 'baseline.duckdb')
+  const instance = await DuckDBInstance.create(baselineFile)
+  const connection = await instance.connect()
+  const started = performance.now()
+  await connection.run(`CREATE TABLE t AS SELECT * FROM read_csv('${csv}')`)
+  const readCsvMs = performance.now() - started
+  connection.closeSync()
+  instance.closeSync()
+  const skipprd = await syncOnce('duckdb', { Duckdb: { path: './warehouse.duckdb' } })
+  for (const [file, t] of [
+    [baselineFile, 't'],
+    [path.join(dir, 'duckdb', 'warehouse.duckdb'), 'rentals'],
+  ] as const) {
+    const landed = await count(file, t)
+    if (landed !== ROWS) throw new Error(`DuckDB ${file} ${t}: ${landed} rows, expected ${ROWS}`)
+  }
+  return { readCsvMs, skipprd }
+}
+
+async function startup(): Promise<{ helpMs: number; nodeMs: number }> {
+  const times = { help: [] as number[], node: [] as number[] }
+  for (let i = 0; i < STARTS; i++) {
+    times.help.push(ensureOk('skipprd --help', await measure(process.execPath, [cli, '--help'])).ms)
+    times.node.push(ensureOk('node -e 0', await measure(process.execPath, ['-e', '0'])).ms)
+  }
+  return { helpMs: median(times.help), nodeMs: median(times.node) }
+}
+
+const verdict = (ok: boolean) => (ok ? 'yes' : 'NO')
+
+try {
+  console.log(machineLine('skipprd e2e bench'))
+  let started = performance.now()
+  await writeBikehireFile(csv, { rows: ROWS, format: 'csv' })
+  console.log(
+    `generated ${ROWS.toLocaleString('en')} rows of bikehire CSV in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  )
+  started = performance.now()
+  const pg = await postgres()
+  const duck = await duckdb()
+  const start = await startup()
+
+  const pgRatio = rowsPerSecond(ROWS, pg.skipprd.ms) / rowsPerSecond(ROWS, pg.psql.ms)
+  const duckRatio = rowsPerSecond(ROWS, duck.skipprd.ms) / rowsPerSecond(ROWS, duck.readCsvMs)
+  const rssMb = Math.max(pg.skipprd.peakRss ?? 0, duck.skipprd.peakRss ?? 0) / MB
+  const mb = (run: Measured) => (run.peakRss === undefined ? '?' : `${(run.peakRss / MB).toFixed(0)} MB`)
+  const rows: string[][] = [
+    ['part', 'skipprd', 'raw limit', 'ratio', 'target', 'met'],
+    [
+      '(1) → PostgreSQL',
+      `${formatRate(ROWS, pg.skipprd.ms)} (sync ${formatRate(ROWS, pg.skipprd.syncMs)})`,
+      `psql \\copy ${formatRate(ROWS, pg.psql.ms)}`,
+      `${pgRatio.toFixed(2)}×`,
+      `≥ ${TARGET.postgres}×`,
+      verdict(pgRatio >= TARGET.postgres),
+    ],
+    [
+      '(2) → DuckDB',
+      `${formatRate(ROWS, duck.skipprd.ms)} (sync ${formatRate(ROWS, duck.skipprd.syncMs)})`,
+      `read_csv ${formatRate(ROWS, duck.readCsvMs)}`,
+      `${duckRatio.toFixed(2)}×`,
+      `≥ ${TARGET.duckdb}×`,
+      verdict(duckRatio >= TARGET.duckdb),
+    ],
+    [
+      '(3) peak RSS',
+      `${rssMb.toFixed(0)} MB (pg ${mb(pg.skipprd)}, duckdb ${mb(duck.skipprd)})`,
+      '',
+      '',
+      `≤ ${TARGET.rssMb} MB`,
+      verdict(rssMb > 0 && rssMb <= TARGET.rssMb),
+    ],
+    [
+      '(4) --help start',
+      `${start.helpMs.toFixed(0)} ms (median of ${STARTS})`,
+      `node -e 0 ${start.nodeMs.toFixed(0)} ms`,
+      `${(start.helpMs / start.nodeMs).toFixed(2)}×`,
+      `≤ ${TARGET.helpMs} ms`,
+      verdict(start.helpMs <= TARGET.helpMs),
+    ],
+  ]
+  console.log(`\n${table(rows)}\n`)
+  console.log(
+    `skipprd rates are spawn to exit; "sync" is sync_complete's elapsed_ms. ${PROFILE ? 'PROFILED: ratios are not comparable.' : ''}`,
+  )
+  console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))
+  if (rows.slice(1).some((r) => r[5] === 'NO')) process.exitCode = 1
+} finally {
+  await rm(dir, { recursive: true, force: true })
+}
