@@ -29,9 +29,9 @@ import { pathToFileURL } from 'node:url'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { bikehireSchema, writeBikehireFile } from '@skippr/source-sample'
 import { ensureOk, measure } from './lib/process.js'
-import { queryTable } from './lib/table-query.mjs'
 import { machineLine, median, table } from './lib/report.js'
 import { defaultsEnv, skipprdCli } from './lib/skipprd.js'
+import { queryTable } from './lib/table-query.mjs'
 
 const ROWS = Number(process.env.SKIPPR_BENCH_QUERY_ROWS ?? 1_000_000)
 const RUNS = Number(process.env.SKIPPR_BENCH_RUNS ?? 5)
@@ -61,7 +61,13 @@ async function main(): Promise<void> {
       ].join('\n'),
     )
     const cli = skipprdCli()
-    ensureOk('sync', await measure(process.execPath, [cli, 'sync', '-p', 'bikehire', '--once', '--output', 'text'], { cwd: dir, env: defaultsEnv() }))
+    ensureOk(
+      'sync',
+      await measure(process.execPath, [cli, 'sync', '-p', 'bikehire', '--once', '--output', 'text'], {
+        cwd: dir,
+        env: defaultsEnv(),
+      }),
+    )
     const tableFile = path.join(dir, 'table.duckdb')
     await loadTable(dir, tableFile)
 
@@ -95,12 +101,23 @@ async function main(): Promise<void> {
     const processTable: number[] = []
     const processWal: number[] = []
     for (let i = 0; i < RUNS; i++) {
-      processTable.push(ensureOk('node + table', await measure(process.execPath, [tableScript, tableFile, SQL], { env })).ms)
-      processWal.push(ensureOk('skipprd query', await measure(process.execPath, [cli, 'query', '--plain', '-s', SQL], { cwd: dir, env })).ms)
+      processTable.push(
+        ensureOk('node + table', await measure(process.execPath, [tableScript, tableFile, SQL], { env })).ms,
+      )
+      processWal.push(
+        ensureOk(
+          'skipprd query',
+          await measure(process.execPath, [cli, 'query', '--plain', '-s', SQL], { cwd: dir, env }),
+        ).ms,
+      )
     }
 
     const t = median(tableMs)
-    const row = (what: string, ms: number, base: number) => [what, `${ms.toFixed(1)} ms`, `${(ms / base).toFixed(2)}×`]
+    const row = (what: string, ms: number, base: number) => [
+      what,
+      `${ms.toFixed(1)} ms`,
+      `${(ms / base).toFixed(2)}×`,
+    ]
     console.log(`answer on both sides: ${[...answers][0]}`)
     console.log(
       table([
@@ -113,7 +130,9 @@ async function main(): Promise<void> {
       ]),
     )
     const ratio = median(cachedMs) / t
-    console.log(`ratio (WAL with cache / table): ${ratio.toFixed(2)}× — target ≤ ${TARGET}× ${ratio <= TARGET ? 'met' : 'NOT met'}`)
+    console.log(
+      `ratio (WAL with cache / table): ${ratio.toFixed(2)}× — target ≤ ${TARGET}× ${ratio <= TARGET ? 'met' : 'NOT met'}`,
+    )
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
@@ -123,12 +142,20 @@ async function main(): Promise<void> {
 async function loadTable(dir: string, file: string): Promise<void> {
   const csv = path.join(dir, 'rentals.csv')
   await writeBikehireFile(csv, { rows: ROWS, format: 'csv' })
-  const types: Record<string, string> = { long: 'BIGINT', int: 'INTEGER', timestamp: 'TIMESTAMPTZ', string: 'VARCHAR', double: 'DOUBLE' }
+  const types: Record<string, string> = {
+    long: 'BIGINT',
+    int: 'INTEGER',
+    timestamp: 'TIMESTAMPTZ',
+    string: 'VARCHAR',
+    double: 'DOUBLE',
+  }
   const columns = bikehireSchema.fields.map((f) => `'${f.name}': '${types[f.type]}'`).join(', ')
   const instance = await DuckDBInstance.create(file)
   const conn = await instance.connect()
   await conn.run('CREATE SCHEMA bikehire')
-  await conn.run(`CREATE TABLE bikehire.rentals AS SELECT * FROM read_csv('${csv}', header = true, columns = {${columns}})`)
+  await conn.run(
+    `CREATE TABLE bikehire.rentals AS SELECT * FROM read_csv('${csv}', header = true, columns = {${columns}})`,
+  )
   conn.closeSync()
   instance.closeSync()
   await rm(csv)

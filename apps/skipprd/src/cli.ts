@@ -91,9 +91,10 @@ program
   .argument('<direction>', 'data-source or data-sink')
   .argument('<kind>', 'Connector type, e.g. postgres or duckdb')
   .option('--name <NAME>', 'Name of the entry under data_sources / data_sinks')
-  .helpOption(
-    '-h, --help',
-    `Show help; connector fields are --<field> <value>, e.g. --connection-string \${DB_URL}`,
+  .addHelpText(
+    'after',
+    `\nConnector fields are flags named after their YAML keys, '-' for '_': --path ./w.duckdb --tables '[orders]'.\n` +
+      `A secret field takes a reference, --connection-string '\${DB_URL}', never the secret itself.`,
   )
   .allowUnknownOption()
   .allowExcessArguments()

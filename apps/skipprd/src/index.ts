@@ -5,6 +5,8 @@
  *   const session = new Session(Config.discover().getPipeline('bikehire'))
  *   await session.sync({ once: true })
  */
+
+export { hasCode } from '@skippr/connector-api'
 export type { DiscoverConfigOptions, EntryRef, PipelineOptions, PipelineRef } from './api/config.js'
 export { Config, Pipeline } from './api/config.js'
 export type { SessionOptions, SyncOptions, SyncResult } from './api/session.js'

@@ -18,7 +18,11 @@ afterEach(async () => {
 })
 
 const id = (seq: number, epoch = '00000000000000aa') => ({ pipeline: 'p', epoch, seq: BigInt(seq) })
-const part = (namespace: string, rows: number, bytes: number) => ({ namespace, rows, body: new Uint8Array(bytes) })
+const part = (namespace: string, rows: number, bytes: number) => ({
+  namespace,
+  rows,
+  body: new Uint8Array(bytes),
+})
 
 describe('PipelineCounters', () => {
   it('adds each batch once per kind, per namespace, across restarts and epochs', async () => {

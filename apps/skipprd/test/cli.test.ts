@@ -196,3 +196,15 @@ describe('secrets', () => {
     )
   })
 })
+
+it('reports a bad buffer threshold from the environment', async () => {
+  const result = await runCli(['sync', '-p', 'bikehire', '--once'], {
+    cwd: p.dir,
+    env: { BUFFER_THRESHOLD_BYTES: 'lots' },
+  })
+  expect(result).toMatchObject({
+    code: 1,
+    stderr:
+      "[skippr] config failed: BUFFER_THRESHOLD_BYTES must be a whole number of bytes from 1 to 4294967295, got 'lots'\n",
+  })
+})

@@ -89,7 +89,7 @@ data_sinks:
     await expect(readFile(path.join(p.dir, 'lake.duckdb'))).resolves.toBeInstanceOf(Buffer)
   })
 
-  it('refuses a plaintext secret with a ${NAME} hint and leaves the file as it was; accepts the reference', async () => {
+  it('refuses a plaintext secret with a reference hint and leaves the file as it was; accepts the reference', async () => {
     const p = await open()
     const args = [
       'data-source',
@@ -109,11 +109,11 @@ data_sinks:
     expect(refused.code).toBe(1)
     expect(refused.stderr).toBe(
       '[skippr] config failed: skippr.yml: data_sources.orders_db.Postgres.connection_string: a secret must not be written in the file: ' +
-        'put it in .env as ORDERS_DB_CONNECTION_STRING=… and write ${ORDERS_DB_CONNECTION_STRING}\n',
+        `put it in .env as ORDERS_DB_CONNECTION_STRING=… and write \${ORDERS_DB_CONNECTION_STRING}\n`,
     )
     expect(await text(p)).toBe(ORIGINAL)
 
-    const accepted = await connect(p, [...args, '--connection-string', '${ORDERS_DB_URL}'])
+    const accepted = await connect(p, [...args, '--connection-string', `\${ORDERS_DB_URL}`])
     expect(accepted.stderr).toBe('')
     expect(accepted.code).toBe(0)
     expect(await text(p)).toBe(

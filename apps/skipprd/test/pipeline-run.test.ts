@@ -13,7 +13,7 @@ import {
 import { openStateStore } from '@skippr/state'
 import { openWal } from '@skippr/wal'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { BATCH_REJECTED, LANDING_INCOMPLETE, SOURCE_FAILED } from '../src/errors.js'
+import { BATCH_REJECTED, INTERRUPTED, LANDING_INCOMPLETE, SOURCE_FAILED } from '../src/errors.js'
 import { runPipeline } from '../src/runner/pipeline-run.js'
 import { FIELDS, harness, itemChunks, landedIds, memorySource, SCHEMA, tempDir } from './support/runner.js'
 
@@ -174,6 +174,42 @@ describe('runPipeline --once', () => {
   })
 })
 
+describe('runPipeline --once stopped by a signal', () => {
+  it('finishes the write in progress, keeps the rest in the WAL and fails with "run sync again"', async () => {
+    const stop = new AbortController()
+    const slow = new MemorySink()
+    slow.write = async (batch: SinkBatch) => {
+      const outcome = await MemorySink.prototype.write.call(slow, batch)
+      stop.abort('SIGINT')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      return outcome
+    }
+    const h = harness(
+      dir,
+      () => memorySource(),
+      () => slow,
+    )
+    const error = await runPipeline(h.options({ stop: stop.signal })).catch((e: unknown) => e)
+    expect(hasCode(error, INTERRUPTED)).toBe(true)
+    expect((error as Error).message).toBe(
+      "pipeline 'items': sync --once was stopped by SIGINT before every committed batch landed; they stay in the WAL: run sync again",
+    )
+    const landedFirst = landedIds(slow)
+    expect(landedFirst.length).toBeGreaterThan(0)
+    expect(landedFirst.length).toBeLessThan(50)
+
+    const sink = new MemorySink()
+    await runPipeline(
+      harness(
+        dir,
+        () => memorySource(),
+        () => sink,
+      ).options(),
+    )
+    expect([...landedFirst, ...landedIds(sink)]).toEqual(ids(50))
+  })
+})
+
 describe('runPipeline skipping', () => {
   it('skips a disabled pipeline with the seed line, before touching the source', async () => {
     const store = await openStateStore({ dataDir: dir })
@@ -272,7 +308,7 @@ describe('runPipeline without --once', () => {
     // A large buffer: only the stop flushes it.
     const run = runPipeline({
       ...h.options({ once: false, stop: stop.signal }),
-      settings: { ...h.options().settings, bufferThresholdBytes: 1 << 20 },
+      wal: { ...h.options().wal, bufferThresholdBytes: 1 << 20 },
     })
     await new Promise((resolve) => setTimeout(resolve, 200))
     stop.abort('SIGTERM')

@@ -13,11 +13,13 @@ afterEach(async () => {
   await p.remove()
 })
 
+/** Runs the CLI in a 120×40 pseudo-terminal, optionally under `wrapper` (e.g. `timeout`). */
 function inTerminal(
   args: string,
   env: Record<string, string> = {},
+  wrapper = '',
 ): Promise<{ code: number; output: string }> {
-  const command = `stty cols 120 rows 40; ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} ${args}`
+  const command = `stty cols 120 rows 40; ${wrapper} ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} ${args}`
   return new Promise((resolve) => {
     execFile(
       'script',
@@ -54,4 +56,17 @@ it('hides the display when logs go to stderr', async () => {
   const text = plain(output)
   expect(text).not.toContain('Ingesting')
   expect(text).toContain('"msg":"sync complete"')
+})
+
+it('stops a long-running sync cleanly on Ctrl-C (SIGINT), display and all', async () => {
+  // `timeout` sends SIGINT after 3 s, as Ctrl-C would, and passes on the exit code.
+  const { code, output } = await inTerminal(
+    'sync --pipeline bikehire',
+    {},
+    'timeout --preserve-status -s INT 3',
+  )
+  expect(code).toBe(0)
+  const text = plain(output)
+  expect(text).toMatch(/Finalising {2}30,000 rows read/)
+  expect(text).toMatch(/Sync complete: pipeline=bikehire namespaces=1 rows=\d+ elapsed=\d+ms/)
 })

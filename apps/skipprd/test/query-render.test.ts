@@ -25,11 +25,15 @@ describe('render', () => {
   })
 
   it('table: aligned columns, numbers to the right, escaped line breaks, a row count', async () => {
-    const result = rowsOf(['name', 'n'], [false, true], [
-      ['ünï', '5'],
-      ['a\tb', '1234'],
-      [null, null],
-    ])
+    const result = rowsOf(
+      ['name', 'n'],
+      [false, true],
+      [
+        ['ünï', '5'],
+        ['a\tb', '1234'],
+        [null, null],
+      ],
+    )
     expect(await rendered(result, false)).toBe(
       ['name | n', '-----+-----', 'ünï  |    5', 'a\\tb | 1234', 'NULL | NULL', '(3 rows)', ''].join('\n'),
     )

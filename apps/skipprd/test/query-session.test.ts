@@ -24,7 +24,11 @@ async function open(): Promise<Project> {
   return p
 }
 
-async function session(p: Project, env: Record<string, string> = {}, warnings: string[] = []): Promise<QuerySession> {
+async function session(
+  p: Project,
+  env: Record<string, string> = {},
+  warnings: string[] = [],
+): Promise<QuerySession> {
   const file = loadConfigFile({ cwd: p.dir, env })
   return QuerySession.open({ file, flags: {}, cwd: p.dir, warn: (m) => warnings.push(m) })
 }
@@ -60,8 +64,7 @@ describe('QuerySession', () => {
     } finally {
       await first.close()
     }
-    const settings = { name: 'shop', dataDir: data } as Parameters<typeof cacheFile>[0]
-    expect(existsSync(cacheFile(settings))).toBe(true)
+    expect(existsSync(cacheFile({ name: 'shop', dataDir: data }))).toBe(true)
 
     await seedWal(data, 'shop', [[{ schema: V2, format: 'csv', lines: ['4,"d","pro"'] }]])
     const second = await session(p)
@@ -96,7 +99,11 @@ describe('QuerySession', () => {
     const other = await session(p, {}, warnings)
     try {
       expect(await rows(other, 'SELECT count(*) FROM shop.users')).toEqual([['1']])
-      expect(warnings).toEqual([expect.stringMatching(/^query cache .*shop\.duckdb is not usable \(.*lock.*\); reading pipeline 'shop' into memory$/)])
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^query cache .*shop\.duckdb is not usable \(.*lock.*\); reading pipeline 'shop' into memory$/,
+        ),
+      ])
     } finally {
       await other.close()
       holder.stdin?.end()

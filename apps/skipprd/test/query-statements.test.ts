@@ -4,12 +4,26 @@ import { describeAdmin, isBlank, parseAdminStatement, splitStatements } from '..
 describe('parseAdminStatement', () => {
   it('recognises every admin statement, in any case, with bare or quoted names', () => {
     expect(parseAdminStatement('ENABLE PIPELINE bikehire')).toEqual({ kind: 'enable', pipeline: 'bikehire' })
-    expect(parseAdminStatement('  disable   pipeline\n  bike-hire_2 ')).toEqual({ kind: 'disable', pipeline: 'bike-hire_2' })
-    expect(parseAdminStatement('Reset Pipeline "odd ""name"""')).toEqual({ kind: 'reset', pipeline: 'odd "name"' })
+    expect(parseAdminStatement('  disable   pipeline\n  bike-hire_2 ')).toEqual({
+      kind: 'disable',
+      pipeline: 'bike-hire_2',
+    })
+    expect(parseAdminStatement('Reset Pipeline "odd ""name"""')).toEqual({
+      kind: 'reset',
+      pipeline: 'odd "name"',
+    })
     expect(parseAdminStatement('drop pipeline p -- gone')).toEqual({ kind: 'drop', pipeline: 'p' })
     expect(parseAdminStatement('SHOW PIPELINE p')).toEqual({ kind: 'show', pipeline: 'p' })
-    expect(parseAdminStatement('show stats for p')).toEqual({ kind: 'stats', pipeline: 'p', namespace: undefined })
-    expect(parseAdminStatement('SHOW STATS FOR p."my ns"')).toEqual({ kind: 'stats', pipeline: 'p', namespace: 'my ns' })
+    expect(parseAdminStatement('show stats for p')).toEqual({
+      kind: 'stats',
+      pipeline: 'p',
+      namespace: undefined,
+    })
+    expect(parseAdminStatement('SHOW STATS FOR p."my ns"')).toEqual({
+      kind: 'stats',
+      pipeline: 'p',
+      namespace: 'my ns',
+    })
   })
 
   it('leaves SQL, including look-alikes, to DuckDB', () => {

@@ -29,23 +29,27 @@ describe('crash recovery', () => {
     // Chunks of 1,000 rows, each its own batch: twenty batches, so each kill lands between two.
     await p.write('skippr.yml', bikehireConfig({ rows: ROWS, batchRows: 1000 }))
     for (let kill = 0; kill < KILLS; kill++) {
-      const child = spawnCli(['sync', '--pipeline', 'bikehire', '--once', '--output', 'text', '--log', 'debug'], {
-        cwd: p.dir,
-        env,
-      })
-      // Once this run has landed a batch (so every run makes progress), at a random moment after.
-      await new Promise<void>((resolve) =>
-        child.stderr?.on("data", (d: Buffer) => { process.stdout.write(`[child] ${d.toString().slice(0, 150)}\n`); if (d.includes(`"msg":"batch landed"`)) resolve() }),
+      const child = spawnCli(
+        ['sync', '--pipeline', 'bikehire', '--once', '--output', 'text', '--log', 'debug'],
+        {
+          cwd: p.dir,
+          env,
+        },
       )
+      // Once this run has landed a batch (so every run makes progress), at a random moment after.
+      let stderr = ''
+      await new Promise<void>((resolve) => {
+        child.stderr?.on('data', (d: Buffer) => {
+          stderr += d.toString()
+          if (stderr.includes('"msg":"batch landed"')) resolve()
+        })
+        child.once('exit', () => resolve())
+      })
       await sleep(Math.random() * 150)
       child.kill('SIGKILL')
-      console.log('killing', kill)
       expect(await exited(child)).toEqual({ code: null, signal: 'SIGKILL' })
-      console.log('killed', kill)
     }
-    console.log('final run')
-    const last = await syncOnce(['--output', 'text', '--log', 'debug'], env)
-    console.log('final', last)
+    const last = await syncOnce(['--output', 'text'], env)
     expect(last.code).toBe(0)
     expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
   })

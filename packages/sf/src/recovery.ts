@@ -11,13 +11,14 @@
  *    segments, an upper bound at the end), and new frames start after that bound so an FSN that may have
  *    been used is never reused.
  *  - a gap between a cleanly ended segment and the next one: a segment was removed. Fatal.
- * Ranges at or below the acked watermark were delivered already and are not reported.
+ * Ranges at or below the acked watermark were delivered already and are not reported. The highest
+ * generation, when it is all zeros, is the writer's unused spare and is deleted.
  */
 
 import path from 'node:path'
 import { SegmentGapError, SlotCorruptError } from './errors.js'
 import { FRAME_HEADER_BYTES, parseSegmentFileName, SEGMENT_HEADER_BYTES } from './format.js'
-import type { SlotFs } from './io.js'
+import { readFully, type SlotFs } from './io.js'
 import type { SlotLogger } from './logger.js'
 import { newSegment, type Segment, type SegmentScan, scanSegment } from './segment.js'
 import { readWatermark } from './watermark.js'
@@ -58,12 +59,13 @@ interface Unreadable {
   name: string
   gen: bigint
   fileBytes: number
+  allZero: boolean
   problem: string
 }
 
 export async function recoverSlot(io: SlotFs, dir: string, logger: SlotLogger): Promise<Recovered> {
   const names = await io.readdir(dir)
-  const { valid, unreadable } = await scanAll(io, dir, names)
+  const { valid, unreadable, spare } = await scanAll(io, dir, names)
   const segments = valid.map(toSegment)
   const last = valid[valid.length - 1]
   const lastSeg = segments[segments.length - 1]
@@ -123,19 +125,22 @@ export async function recoverSlot(io: SlotFs, dir: string, logger: SlotLogger): 
     ackedFsn,
     publishedFsn: max(publishedOnDisk, ackedFsn),
     nextFsn: max(ceiling, ackedFsn) + 1n,
-    nextGen: [...valid, ...unreadable].reduce((m, f) => max(m, f.gen), 0n) + 1n,
+    nextGen: [...valid, ...unreadable, ...(spare ? [spare] : [])].reduce((m, f) => max(m, f.gen), 0n) + 1n,
     tornTailBytes,
     dataLoss,
-    leftovers: names.filter((n) => n.endsWith('.tmp')),
+    leftovers: [...names.filter((n) => n.endsWith('.tmp')), ...(spare ? [spare.name] : [])],
   }
 }
 
-/** Scans every segment file; readable ones come back ordered by baseSeq. */
+/**
+ * Scans every segment file; readable ones come back ordered by baseSeq. The highest generation, when it
+ * is all zeros, is the writer's unused spare, not a segment.
+ */
 async function scanAll(
   io: SlotFs,
   dir: string,
   names: string[],
-): Promise<{ valid: Readable[]; unreadable: Unreadable[] }> {
+): Promise<{ valid: Readable[]; unreadable: Unreadable[]; spare: Unreadable | undefined }> {
   const valid: Readable[] = []
   const unreadable: Unreadable[] = []
   const queue = names.filter((name) => parseSegmentFileName(name) !== undefined)
@@ -145,18 +150,30 @@ async function scanAll(
       const gen = parseSegmentFileName(name)!
       const scan = await scanSegment(io, dir, name)
       if (typeof scan !== 'string') valid.push({ name, gen, scan })
-      else unreadable.push({ name, gen, fileBytes: await fileSize(io, path.join(dir, name)), problem: scan })
+      else unreadable.push({ name, gen, ...(await zeroCheck(io, path.join(dir, name))), problem: scan })
     }
   }
   await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, worker))
   valid.sort((a, b) => cmp(a.scan.header.baseSeq, b.scan.header.baseSeq))
-  return { valid, unreadable }
+  const highest = [...valid, ...unreadable].reduce((m, f) => max(m, f.gen), 0n)
+  const spareAt = unreadable.findIndex(
+    (f) => f.gen === highest && f.allZero && f.fileBytes >= SEGMENT_HEADER_BYTES,
+  )
+  const spare = spareAt < 0 ? undefined : unreadable.splice(spareAt, 1)[0]
+  return { valid, unreadable, spare }
 }
 
-async function fileSize(io: SlotFs, file: string): Promise<number> {
+async function zeroCheck(io: SlotFs, file: string): Promise<{ fileBytes: number; allZero: boolean }> {
   const f = await io.open(file, 'r')
   try {
-    return await f.size()
+    const fileBytes = await f.size()
+    const buf = Buffer.alloc(Math.min(fileBytes, 1024 * 1024))
+    const zeros = Buffer.alloc(buf.length)
+    for (let pos = 0; pos < fileBytes; pos += buf.length) {
+      const n = await readFully(f, buf, 0, Math.min(buf.length, fileBytes - pos), pos)
+      if (!buf.subarray(0, n).equals(zeros.subarray(0, n))) return { fileBytes, allZero: false }
+    }
+    return { fileBytes, allZero: true }
   } finally {
     await f.close()
   }

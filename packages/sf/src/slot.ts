@@ -7,8 +7,9 @@
  *   .ack-watermark       optional: 16-byte cumulative acked FSN (watermark.ts, format.ts)
  *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros up to
  *                        the preallocated file size (format.ts, segment.ts)
- *   sf-<gen>.sfa.tmp     the spare: the next segment, zero-filled ahead of the writer (a fresh file, or a
- *                        trimmed segment recycled in place); deleted on recovery
+ *   sf-<gen>.sfa         (the highest generation, all zeros) the spare: the next segment, zero-filled
+ *                        ahead of the writer as `.tmp` (a fresh file, or a trimmed segment recycled in
+ *                        place), then renamed; recovery deletes spares and `.tmp` files
  *
  * Invariants:
  *  1. FSNs are consecutive within a segment (FSN = baseSeq + index) and segments continue one another,
@@ -16,8 +17,8 @@
  *     exists: after a full drain the watermark keeps the last one.
  *  2. publishedFsn only covers frames on disk: fdatasync'd in 'append' mode, written in the others. A
  *     reader never sees, and an ack never names, a frame that a crash could take back in 'append' mode.
- *  3. Frames reach a new segment only after the previous one is fdatasync'd, and a segment gets its final
- *     name only after its header is durable, so a crash leaves at most a torn tail in the last segment.
+ *  3. Frames reach a new segment only after the previous one is fdatasync'd, so a crash leaves at most a
+ *     torn tail (or an unused, all-zero spare) after the last durable frame.
  *  4. A segment is deleted only when all its frames are at or below the durable watermark.
  *  5. Segment files (+ the spare) never exceed maxTotalBytes: appends are planned against that budget when
  *     they are queued, in the order the writer lays them out (writer.ts).
@@ -149,7 +150,7 @@ async function openAppendable(s: Settings, r: Recovered): Promise<ActiveSegment 
     await writeFully(file, zeros, 0, zeros.length, segment.end)
     await file.datasync()
   }
-  return { seg: segment, file, dirty: false, tmp: false }
+  return { seg: segment, file, dirty: false }
 }
 
 class DiskSlot extends BaseSlot {

@@ -18,7 +18,12 @@
 import path from 'node:path'
 import type { SlotFrame } from './base-slot.js'
 import { SlotIoError } from './errors.js'
-import { decodeSegmentHeader, FRAME_HEADER_BYTES, parseSegmentFileName, SEGMENT_HEADER_BYTES } from './format.js'
+import {
+  decodeSegmentHeader,
+  FRAME_HEADER_BYTES,
+  parseSegmentFileName,
+  SEGMENT_HEADER_BYTES,
+} from './format.js'
 import { errorCode, nodeFs, readFully, type SlotFile, type SlotFs } from './io.js'
 import { FrameReader } from './segment.js'
 import { readWatermark } from './watermark.js'
@@ -66,7 +71,11 @@ export async function openSlotSnapshot(options: SlotSnapshotOptions): Promise<Sl
       await closeAll(segments)
     }
     if (attempt === MAX_ATTEMPTS) {
-      throw new SlotIoError(dir, 'taking a read snapshot', new Error(`its segments changed during ${attempt} attempts`))
+      throw new SlotIoError(
+        dir,
+        'taking a read snapshot',
+        new Error(`its segments changed during ${attempt} attempts`),
+      )
     }
   }
 }
@@ -96,7 +105,9 @@ async function openSegments(io: SlotFs, dir: string): Promise<OpenSegment[] | un
       throw new SlotIoError(dir, `opening ${name} for reading`, e)
     }
     const header = Buffer.alloc(SEGMENT_HEADER_BYTES)
-    const decoded = decodeSegmentHeader(header.subarray(0, await readFully(file, header, 0, header.length, 0)))
+    const decoded = decodeSegmentHeader(
+      header.subarray(0, await readFully(file, header, 0, header.length, 0)),
+    )
     // An unreadable header: recovery reports its frames as lost; a reader can only skip them.
     if (typeof decoded === 'string') await file.close()
     else opened.push({ name, baseSeq: decoded.baseSeq, file })

@@ -43,8 +43,6 @@ export interface ActiveSegment {
   file: SlotFile
   /** Written since the last fdatasync. */
   dirty: boolean
-  /** Still named `<name>.tmp`: renamed once its header and first frames are durable. */
-  tmp: boolean
 }
 
 interface Waiter {
@@ -193,12 +191,11 @@ export class SegmentWriter {
    */
   recycle(seg: Segment): Promise<void> {
     const gen = this.nextGen++
-    const file = this.path(`${segmentFileName(gen)}.tmp`)
-    const renamed = this.s.io.rename(this.path(seg.name), file)
+    const renamed = this.s.io.rename(this.path(seg.name), this.tmpPath(gen))
     // Claim the spare slot now, so no fresh spare starts while the rename runs.
     this.spare = this.readySpare(
       gen,
-      renamed.then(() => createZeroFilledFile(this.s.io, file, this.s.segmentBytes, 'r+')),
+      renamed.then(() => this.zeroFill(gen, 'r+')),
     )
     return renamed
   }
@@ -217,7 +214,7 @@ export class SegmentWriter {
     this.spareReady = false
     if (!spare || spare instanceof Error) return
     await spare.file.close()
-    await this.s.io.unlink(this.path(`${segmentFileName(spare.gen)}.tmp`))
+    await this.s.io.unlink(this.path(segmentFileName(spare.gen)))
   }
 
   /** Closes the active file and deletes the spare; the writer must be drained. */
@@ -310,7 +307,7 @@ export class SegmentWriter {
         offset += bytes
         i = j
       }
-      if (this.s.durability === 'append' || this.active!.tmp) await this.syncActive(this.active!)
+      if (this.s.durability === 'append') await this.syncActive(this.active!)
       this.publish(batch, firstFsn, n)
     } catch (e) {
       if (!(e instanceof RotationDiskFull)) throw ioError(this.s.dir, 'appending', e)
@@ -340,16 +337,10 @@ export class SegmentWriter {
   }
 
   private async syncActive(a: ActiveSegment): Promise<void> {
-    if (a.dirty) {
-      a.dirty = false
-      await a.file.datasync()
-      this.syncs++
-    }
-    if (a.tmp) {
-      await this.s.io.rename(this.path(`${a.seg.name}.tmp`), this.path(a.seg.name))
-      await this.s.io.syncDir(this.s.dir)
-      a.tmp = false
-    }
+    if (!a.dirty) return
+    a.dirty = false
+    await a.file.datasync()
+    this.syncs++
   }
 
   /** Seals the active segment (invariant 3) and starts the next one with its first frame at `baseSeq`. */
@@ -358,7 +349,7 @@ export class SegmentWriter {
     if (old) await this.syncActive(old)
     const spare = await this.takeSpare()
     const seg = newSegment(spare.gen, baseSeq, this.s.segmentBytes)
-    this.active = { seg, file: spare.file, dirty: true, tmp: true }
+    this.active = { seg, file: spare.file, dirty: true }
     this.segments.push(seg)
     await writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0)
     if (old) await old.file.close()
@@ -398,7 +389,28 @@ export class SegmentWriter {
   }
 
   private createSpare(gen: bigint): Promise<SlotFile> {
-    return createZeroFilledFile(this.s.io, this.path(`${segmentFileName(gen)}.tmp`), this.s.segmentBytes)
+    return this.zeroFill(gen, 'w+')
+  }
+
+  /**
+   * Zero-fills `<gen>.tmp` (created, or recycled in place), then gives it its segment name durably. A
+   * spare is all zeros under its final name, so activating it costs only the header and frame writes
+   * and their fdatasync; recovery recognises an all-zero segment file as an unused spare.
+   */
+  private async zeroFill(gen: bigint, mode: 'w+' | 'r+'): Promise<SlotFile> {
+    const file = await createZeroFilledFile(this.s.io, this.tmpPath(gen), this.s.segmentBytes, mode)
+    try {
+      await this.s.io.rename(this.tmpPath(gen), this.path(segmentFileName(gen)))
+      await this.s.io.syncDir(this.s.dir)
+      return file
+    } catch (e) {
+      await file.close().catch(() => {})
+      throw e
+    }
+  }
+
+  private tmpPath(gen: bigint): string {
+    return this.path(`${segmentFileName(gen)}.tmp`)
   }
 
   private path(name: string): string {

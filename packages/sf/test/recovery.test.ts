@@ -170,6 +170,17 @@ describe('recovery', () => {
     await slot.close()
   })
 
+  it('deletes an unused spare (the highest generation, all zeros) without a report', async () => {
+    const sfDir = await threeSegments()
+    await writeFile(segmentPath(sfDir, 9), Buffer.alloc(4096))
+    const { slot, logger, fsns } = await reopen(sfDir)
+    expect(fsns).toEqual(range(1, 100))
+    expect(logger.text('error')).toBe('')
+    expect(slot.stats().dataLoss).toEqual([])
+    expect(await readdir(path.join(sfDir, 'default'))).not.toContain('sf-0000000000000009.sfa')
+    await slot.close()
+  })
+
   it('segments whose FSN ranges overlap are refused with SF_SLOT_CORRUPT', async () => {
     const sfDir = await threeSegments()
     await copyFile(segmentPath(sfDir, 2), segmentPath(sfDir, 9))
@@ -185,7 +196,12 @@ describe('recovery', () => {
       Array.from({ length: 40 }, (_, i) => payload(i, 100)),
     )
     const names = (await readdir(path.join(sfDir, 'default'))).filter((n) => n.endsWith('.sfa')).sort()
-    expect(names.at(-1)).toBe('sf-0000000000000042.sfa')
+    expect(names.slice(0, 4)).toEqual([
+      'sf-0000000000000001.sfa',
+      'sf-0000000000000002.sfa',
+      'sf-0000000000000041.sfa',
+      'sf-0000000000000042.sfa',
+    ])
     await slot.close()
   })
 })

@@ -32,7 +32,9 @@ describe('openSlot: append, replay, ack, reopen', () => {
     expect(names.length).toBeGreaterThanOrEqual(5)
     expect(names[0]).toBe('sf-0000000000000001.sfa')
     for (const n of names) expect((await stat(path.join(sfDir, 'default', n))).size).toBe(4096)
-    expect(slot.stats().segments).toBe(names.length)
+    // every segment, and maybe the zero-filled spare already named as the next segment
+    expect(names.length - slot.stats().segments).toBeGreaterThanOrEqual(0)
+    expect(names.length - slot.stats().segments).toBeLessThanOrEqual(1)
     await slot.close()
   })
 
@@ -85,12 +87,12 @@ describe('openSlot: append, replay, ack, reopen', () => {
     expect(slot.stats().segments).toBe(2) // no room left for a spare
     const inode = (await stat(path.join(dir, 'sf-0000000000000001.sfa'))).ino
     await slot.ack(37n)
-    const spare = path.join(dir, 'sf-0000000000000003.sfa.tmp')
-    expect((await stat(spare)).ino).toBe(inode)
-    // zeroing runs in the background
-    for (let i = 0; i < 100 && !(await readFile(spare)).every((b) => b === 0); i++) {
+    // zeroed in place in the background, then named as the next segment
+    const spare = path.join(dir, 'sf-0000000000000003.sfa')
+    for (let i = 0; i < 100 && !(await stat(spare).catch(() => undefined)); i++) {
       await new Promise((r) => setTimeout(r, 50))
     }
+    expect((await stat(spare)).ino).toBe(inode)
     expect((await readFile(spare)).every((b) => b === 0)).toBe(true)
     await appendAll(
       slot,
@@ -263,7 +265,7 @@ describe('durability modes', () => {
     const sfDir = await tmpSfDir()
     let slot = await openSlot({ sfDir, ...small, durability: 'memory' })
     for (let i = 0; i < 5; i++) await slot.append(payload(i))
-    expect(slot.stats().syncs).toBe(1) // the new segment's header, once
+    expect(slot.stats().syncs).toBe(0)
     await slot.close()
     slot = await openSlot({ sfDir, ...small })
     expect(slot.publishedFsn).toBe(5n)

@@ -89,6 +89,33 @@ describe('openWalSnapshot', () => {
     expect(seen[0]!.id.seq).toBeGreaterThan(snapshot.landedSeq)
   })
 
+  it('reports the epoch of the batches it holds; after a reset, a new epoch and nothing pending', async () => {
+    const wal = await open()
+    for (let k = 1; k <= 3; k++) await wal.commit(makeBatch(k))
+    const before = await openWalSnapshot({ pipeline: 'bikehire', dataDir })
+    expect(before.epoch).toBe(wal.epoch)
+    await before.close()
+    await wal.reset()
+    const after = await openWalSnapshot({ pipeline: 'bikehire', dataDir })
+    expect(after.epoch).toBe(wal.epoch)
+    expect(after.epoch).not.toBe(before.epoch)
+    const seen: WalBatch[] = []
+    for await (const b of after.batches()) seen.push(b)
+    expect(seen).toEqual([])
+  })
+
+  it('continues after a batch an earlier snapshot returned, stepping over the log before it', async () => {
+    const wal = await open()
+    for (let k = 1; k <= 12; k++) await wal.commit(makeBatch(k))
+    const first = await snapshotOf()
+    const sixth = first[5]!.id.seq
+    const rest = await openWalSnapshot({ pipeline: 'bikehire', dataDir })
+    const seen: WalBatch[] = []
+    for await (const b of rest.batches(sixth)) seen.push(b)
+    expect(seen.map(plain)).toEqual(first.slice(6).map(plain))
+    expect(ks(seen)).toEqual(range(7, 12))
+  })
+
   it('stops before a torn tail, as recovery would', async () => {
     const wal = await open()
     for (let k = 1; k <= 3; k++) await wal.commit(makeBatch(k))

@@ -16,4 +16,5 @@ export async function queryTable(file, sql) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(await queryTable(process.argv[2], process.argv[3]))
+if (import.meta.url === `file://${process.argv[1]}`)
+  console.log(await queryTable(process.argv[2], process.argv[3]))

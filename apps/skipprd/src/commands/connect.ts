@@ -8,14 +8,20 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { hasCode } from '@skippr/connector-api'
-import { referenceName } from '../config/interpolate.js'
-import { type ConfigFile, DEFAULT_FILE_NAMES, locateConfig, parseYaml, validateStructure } from '../config/load.js'
 import { loadEnv } from '../config/env.js'
+import { referenceName } from '../config/interpolate.js'
+import {
+  type ConfigFile,
+  DEFAULT_FILE_NAMES,
+  locateConfig,
+  parseYaml,
+  validateStructure,
+} from '../config/load.js'
 import type { Section } from '../config/schema.js'
-import { resolveSink, resolveSource } from '../connectors.js'
 import { applyConnect } from '../connect/entry.js'
 import { parseFieldFlags } from '../connect/fields.js'
 import { readText, writeFileAtomically } from '../connect/write.js'
+import { resolveSink, resolveSource } from '../connectors.js'
 import { CONFIG_NOT_FOUND } from '../errors.js'
 import { CONNECT_INVALID, ConnectInvalidError } from '../query/errors.js'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, failureLine, type GlobalOptions } from './common.js'
@@ -38,7 +44,13 @@ export async function connect(
     const pipeline = options.pipeline ?? process.env.PIPELINE_NAME
     if (!pipeline) throw new ConnectInvalidError('connect needs the pipeline: pass --pipeline <name>')
     if (!options.name) throw new ConnectInvalidError('connect needs the entry name: pass --name <name>')
-    const request = { section, type: typeName(kind), name: options.name, pipeline, fields: parseFieldFlags(fieldArgs) }
+    const request = {
+      section,
+      type: typeName(kind),
+      name: options.name,
+      pipeline,
+      fields: parseFieldFlags(fieldArgs),
+    }
 
     const target = configTarget(options.config, process.cwd())
     const document = parseYaml(target.exists ? await readText(target.path) : '', target.label)

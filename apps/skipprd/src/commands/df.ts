@@ -30,7 +30,9 @@ export function df(options: DfOptions): Promise<number> {
         await context.out('{"header":[],"rows":[]}\n')
         return EXIT_OK
       }
-      const select = chosen.map((s) => `SELECT * FROM ${ident(pipeline)}.${ident(s.namespace)}`).join(' UNION ALL ')
+      const select = chosen
+        .map((s) => `SELECT * FROM ${ident(pipeline)}.${ident(s.namespace)}`)
+        .join(' UNION ALL ')
       const result = await session.sql(select, [pipeline])
       if (result.kind === 'rows') await renderPlain(result.header, result.chunks, context.out)
       return EXIT_OK
@@ -40,10 +42,19 @@ export function df(options: DfOptions): Promise<number> {
   })
 }
 
-function pick(pipeline: string, schemas: readonly NamespaceSchema[], namespace: string | undefined): NamespaceSchema[] {
+function pick(
+  pipeline: string,
+  schemas: readonly NamespaceSchema[],
+  namespace: string | undefined,
+): NamespaceSchema[] {
   if (namespace !== undefined) {
     const schema = schemas.find((s) => s.namespace === namespace)
-    if (!schema) throw new NamespaceNotFoundError(pipeline, namespace, schemas.map((s) => s.namespace))
+    if (!schema)
+      throw new NamespaceNotFoundError(
+        pipeline,
+        namespace,
+        schemas.map((s) => s.namespace),
+      )
     return [schema]
   }
   const layout = (s: NamespaceSchema) => s.fields.map((f) => `${f.name} ${f.type}`)

@@ -2,8 +2,9 @@
  * `skipprd query`: SQL over the pipelines' WAL data and the admin statements, from `--sql` or an
  * interactive prompt. Never takes a writer lease (RESET and DROP take it for the moment they run).
  */
-import { QuerySession } from '../query/sql-session.js'
+
 import { render } from '../query/render.js'
+import { QuerySession } from '../query/sql-session.js'
 import { isBlank, splitStatements } from '../query/statements.js'
 import { type CommandContext, EXIT_OK, type GlobalOptions, runCommand } from './common.js'
 

@@ -12,7 +12,9 @@ export function parseFieldFlags(args: readonly string[]): Record<string, unknown
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string
     if (!arg.startsWith('--') || arg.length === 2) {
-      throw new ConnectInvalidError(`unexpected argument '${arg}': connector fields are given as --<field> <value>`)
+      throw new ConnectInvalidError(
+        `unexpected argument '${arg}': connector fields are given as --<field> <value>`,
+      )
     }
     const eq = arg.indexOf('=')
     const flag = eq === -1 ? arg.slice(2) : arg.slice(2, eq)

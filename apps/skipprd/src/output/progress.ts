@@ -30,7 +30,13 @@ export function progressReporter(write: (text: string) => void): Reporter {
         task: (_: unknown, task: PhaseTask) =>
           follow(task, phase, progress, (phases.get(phase) as Deferred).promise),
       })),
-      { concurrent: false, exitOnError: true, rendererOptions: { collapseErrors: false } },
+      {
+        concurrent: false,
+        exitOnError: true,
+        // SIGINT/SIGTERM stop the run cleanly (runCommand); listr2's own handler would exit at once.
+        registerSignalListeners: false,
+        rendererOptions: { collapseErrors: false },
+      },
     )
     display = display.then(() => {
       write(`Sync started: pipeline=${pipeline}\n`)

@@ -17,7 +17,10 @@ import { type Cell, rowsOf, type StatementResult } from './result.js'
 import { cacheFile } from './snapshot.js'
 import { type AdminStatement, describeAdmin } from './statements.js'
 
-export async function runAdmin(statement: AdminStatement, catalog: PipelineCatalog): Promise<StatementResult> {
+export async function runAdmin(
+  statement: AdminStatement,
+  catalog: PipelineCatalog,
+): Promise<StatementResult> {
   const pipeline = await catalog.open(statement.pipeline)
   const name = statement.pipeline
   switch (statement.kind) {
@@ -29,7 +32,9 @@ export async function runAdmin(statement: AdminStatement, catalog: PipelineCatal
       return message(`Pipeline '${name}' disabled: sync skips it until ENABLE PIPELINE ${name}.`)
     case 'reset':
       await withLease(pipeline, describeAdmin(statement), () => resetPipeline(pipeline))
-      return message(`Pipeline '${name}' reset: its WAL and resume position are deleted; the next sync reads the source from the start.`)
+      return message(
+        `Pipeline '${name}' reset: its WAL and resume position are deleted; the next sync reads the source from the start.`,
+      )
     case 'drop':
       await withLease(pipeline, describeAdmin(statement), async () => {
         await resetPipeline(pipeline)
@@ -37,7 +42,9 @@ export async function runAdmin(statement: AdminStatement, catalog: PipelineCatal
         await rm(cacheFile(pipeline.settings), { force: true })
         await rm(`${cacheFile(pipeline.settings)}.wal`, { force: true })
       })
-      return message(`Pipeline '${name}' dropped: its WAL, resume position, saved schemas and flags are deleted.`)
+      return message(
+        `Pipeline '${name}' dropped: its WAL, resume position, saved schemas and flags are deleted.`,
+      )
     case 'show':
       return { kind: 'document', value: await describePipeline(pipeline) }
     case 'stats':
@@ -50,7 +57,11 @@ function message(text: string): StatementResult {
 }
 
 /** Runs `work` holding the writer lease; refuses at once if a sync holds it. */
-async function withLease(pipeline: PipelineHandle, statement: string, work: (lease: Lease) => Promise<void>): Promise<void> {
+async function withLease(
+  pipeline: PipelineHandle,
+  statement: string,
+  work: (lease: Lease) => Promise<void>,
+): Promise<void> {
   let lease: Lease
   try {
     lease = await pipeline.state.acquireLease({
@@ -61,7 +72,12 @@ async function withLease(pipeline: PipelineHandle, statement: string, work: (lea
   } catch (error) {
     if (!hasCode(error, LEASE_UNAVAILABLE)) throw error
     const info = await pipeline.state.getLeaseInfo()
-    throw new PipelineBusyError(statement, pipeline.settings.name, (error as LeaseUnavailableError).holder, info?.ttlMs ?? 30_000)
+    throw new PipelineBusyError(
+      statement,
+      pipeline.settings.name,
+      (error as LeaseUnavailableError).holder,
+      info?.ttlMs ?? 30_000,
+    )
   }
   try {
     await work(lease)
@@ -122,7 +138,11 @@ async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
       committed: pending.lastOffset ?? resume ?? null,
       landed: resume ?? null,
     },
-    wal: { epoch: pending.epoch ?? null, pending_batches: pending.batches, landed_seq: pending.landedSeq.toString() },
+    wal: {
+      epoch: pending.epoch ?? null,
+      pending_batches: pending.batches,
+      landed_seq: pending.landedSeq.toString(),
+    },
   }
 }
 
@@ -143,15 +163,34 @@ async function stats(pipeline: PipelineHandle, namespace: string | undefined): P
     new PipelineCounters(pipeline.store, settings.name).read(),
     summarisePending(settings),
   ])
-  const known = [...new Set([...schemas.map((s) => s.namespace), ...counters.keys(), ...pending.namespaces.keys()])].sort()
-  if (namespace !== undefined && !known.includes(namespace)) throw new NamespaceNotFoundError(settings.name, namespace, known)
+  const known = [
+    ...new Set([...schemas.map((s) => s.namespace), ...counters.keys(), ...pending.namespaces.keys()]),
+  ].sort()
+  if (namespace !== undefined && !known.includes(namespace))
+    throw new NamespaceNotFoundError(settings.name, namespace, known)
   const rows: Cell[][] = (namespace === undefined ? known : [namespace]).map((ns) => {
-    const counts: NamespaceCounts = counters.get(ns) ?? { committedRows: 0, committedBytes: 0, landedRows: 0, landedBytes: 0 }
+    const counts: NamespaceCounts = counters.get(ns) ?? {
+      committedRows: 0,
+      committedBytes: 0,
+      landedRows: 0,
+      landedBytes: 0,
+    }
     const waiting = pending.namespaces.get(ns) ?? { rows: 0, bytes: 0 }
     return [
       ns,
-      ...[counts.committedRows, counts.committedBytes, counts.landedRows, counts.landedBytes, waiting.rows, waiting.bytes].map(String),
+      ...[
+        counts.committedRows,
+        counts.committedBytes,
+        counts.landedRows,
+        counts.landedBytes,
+        waiting.rows,
+        waiting.bytes,
+      ].map(String),
     ]
   })
-  return rowsOf(STATS_HEADER, STATS_HEADER.map((h) => h !== 'namespace'), rows)
+  return rowsOf(
+    STATS_HEADER,
+    STATS_HEADER.map((h) => h !== 'namespace'),
+    rows,
+  )
 }

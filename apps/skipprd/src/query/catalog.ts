@@ -6,7 +6,12 @@
  */
 import { openStateStore, type PipelineState, type StateStore } from '@skippr/state'
 import type { ConfigFile } from '../config/load.js'
-import { type PipelineSettings, pipelineNames, pipelineSettings, type RuntimeFlags } from '../config/settings.js'
+import {
+  type PipelineSettings,
+  pipelineNames,
+  pipelineSettings,
+  type RuntimeFlags,
+} from '../config/settings.js'
 
 export interface PipelineHandle {
   readonly settings: PipelineSettings
@@ -38,7 +43,11 @@ export class PipelineCatalog {
     const key = `${settings.dataDir}\u0000${settings.store.type}\u0000${settings.workspace}`
     let store = this.stores.get(key)
     if (store === undefined) {
-      store = openStateStore({ type: settings.store.type, dataDir: settings.dataDir, workspace: settings.workspace })
+      store = openStateStore({
+        type: settings.store.type,
+        dataDir: settings.dataDir,
+        workspace: settings.workspace,
+      })
       this.stores.set(key, store)
     }
     const opened = await store
@@ -48,6 +57,7 @@ export class PipelineCatalog {
   async close(): Promise<void> {
     const stores = [...this.stores.values()]
     this.stores.clear()
-    for (const store of await Promise.allSettled(stores)) if (store.status === 'fulfilled') await store.value.close()
+    for (const store of await Promise.allSettled(stores))
+      if (store.status === 'fulfilled') await store.value.close()
   }
 }

@@ -108,8 +108,16 @@ function added(
     const counts = out[part.namespace] ?? ZERO
     out[part.namespace] =
       kind === 'committed'
-        ? { ...counts, committedRows: counts.committedRows + part.rows, committedBytes: counts.committedBytes + part.body.length }
-        : { ...counts, landedRows: counts.landedRows + part.rows, landedBytes: counts.landedBytes + part.body.length }
+        ? {
+            ...counts,
+            committedRows: counts.committedRows + part.rows,
+            committedBytes: counts.committedBytes + part.body.length,
+          }
+        : {
+            ...counts,
+            landedRows: counts.landedRows + part.rows,
+            landedBytes: counts.landedBytes + part.body.length,
+          }
   }
   return out
 }

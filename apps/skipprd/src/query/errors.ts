@@ -12,7 +12,12 @@ export const CONNECT_INVALID = 'SKIPPR_CONNECT_INVALID'
 
 /** RESET / DROP PIPELINE while a sync holds the writer lease. */
 export class PipelineBusyError extends SkipprError {
-  constructor(statement: string, pipeline: string, holder: { owner: string; heartbeatAgeMs: number }, ttlMs: number) {
+  constructor(
+    statement: string,
+    pipeline: string,
+    holder: { owner: string; heartbeatAgeMs: number },
+    ttlMs: number,
+  ) {
     super(
       PIPELINE_BUSY,
       `${statement} refused: a sync is writing pipeline '${pipeline}' (writer lease held by '${holder.owner}', ` +
@@ -24,7 +29,10 @@ export class PipelineBusyError extends SkipprError {
 
 export class NamespaceNotFoundError extends SkipprError {
   constructor(pipeline: string, namespace: string, known: readonly string[]) {
-    const hint = known.length > 0 ? `its namespaces: ${known.join(', ')}` : 'it has no saved schema yet: run sync or discover first'
+    const hint =
+      known.length > 0
+        ? `its namespaces: ${known.join(', ')}`
+        : 'it has no saved schema yet: run sync or discover first'
     super(NAMESPACE_NOT_FOUND, `Namespace '${namespace}' not found in pipeline '${pipeline}': ${hint}`)
   }
 }

@@ -22,7 +22,11 @@ export interface PendingSummary {
 }
 
 export async function summarisePending(settings: PipelineSettings): Promise<PendingSummary> {
-  const snapshot = await openWalSnapshot({ pipeline: settings.name, dataDir: settings.dataDir, storage: settings.walStorage })
+  const snapshot = await openWalSnapshot({
+    pipeline: settings.name,
+    dataDir: settings.dataDir,
+    storage: settings.walStorage,
+  })
   const namespaces = new Map<string, PendingTotals>()
   let batches = 0
   let lastOffset: JsonValue | undefined
@@ -31,7 +35,10 @@ export async function summarisePending(settings: PipelineSettings): Promise<Pend
     lastOffset = batch.offset as JsonValue | undefined
     for (const part of batch.parts) {
       const totals = namespaces.get(part.namespace) ?? { rows: 0, bytes: 0 }
-      namespaces.set(part.namespace, { rows: totals.rows + part.rows, bytes: totals.bytes + part.body.length })
+      namespaces.set(part.namespace, {
+        rows: totals.rows + part.rows,
+        bytes: totals.bytes + part.body.length,
+      })
     }
   }
   return { epoch: snapshot.epoch, landedSeq: snapshot.landedSeq, batches, lastOffset, namespaces }

@@ -21,7 +21,11 @@ export async function render(result: StatementResult, plain: boolean, write: Wri
   }
 }
 
-export async function renderPlain(header: readonly string[], chunks: AsyncIterable<Cell[][]>, write: Write): Promise<void> {
+export async function renderPlain(
+  header: readonly string[],
+  chunks: AsyncIterable<Cell[][]>,
+  write: Write,
+): Promise<void> {
   await write(`{"header":${JSON.stringify(header)},"rows":[`)
   let first = true
   for await (const rows of chunks) {
@@ -36,7 +40,9 @@ export async function renderPlain(header: readonly string[], chunks: AsyncIterab
 async function renderTable(result: Extract<StatementResult, { kind: 'rows' }>, write: Write): Promise<void> {
   const rows: string[][] = []
   for await (const chunk of result.chunks) for (const row of chunk) rows.push(row.map(display))
-  const widths = result.header.map((name, i) => Math.max(width(name), ...rows.map((row) => width(row[i] ?? ''))))
+  const widths = result.header.map((name, i) =>
+    Math.max(width(name), ...rows.map((row) => width(row[i] ?? ''))),
+  )
   const line = (values: readonly string[], alignRight: (i: number) => boolean) =>
     values.map((v, i) => pad(v, widths[i] ?? 0, alignRight(i))).join(' | ')
   const out = [

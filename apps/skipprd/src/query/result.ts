@@ -17,7 +17,11 @@ export type StatementResult =
   /** What an admin statement did. */
   | { readonly kind: 'message'; readonly text: string }
 
-export function rowsOf(header: readonly string[], numeric: readonly boolean[], rows: Cell[][]): StatementResult {
+export function rowsOf(
+  header: readonly string[],
+  numeric: readonly boolean[],
+  rows: Cell[][],
+): StatementResult {
   return {
     kind: 'rows',
     header,

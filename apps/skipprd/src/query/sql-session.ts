@@ -6,7 +6,13 @@
  */
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { type DuckDBConnection, DuckDBInstance, type DuckDBResult, DuckDBTypeId, type DuckDBValue } from '@duckdb/node-api'
+import {
+  type DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBResult,
+  DuckDBTypeId,
+  type DuckDBValue,
+} from '@duckdb/node-api'
 import { STATE_DIR_NAME } from '@skippr/state'
 import type { ConfigFile } from '../config/load.js'
 import type { RuntimeFlags } from '../config/settings.js'
@@ -57,7 +63,12 @@ export class QuerySession {
     await conn.run("SET TimeZone = 'UTC'")
     const persistent = (options.file.env.SKIPPR_QUERY_CACHE ?? 'on').toLowerCase() !== 'off'
     const tables = new WalTables(conn, { persistent, warn: options.warn })
-    return new QuerySession(instance, conn, new PipelineCatalog(options.file, options.flags, options.cwd), tables)
+    return new QuerySession(
+      instance,
+      conn,
+      new PipelineCatalog(options.file, options.flags, options.cwd),
+      tables,
+    )
   }
 
   /** Runs one statement (without its `;`). Rows must be read before the next statement runs. */

@@ -13,8 +13,11 @@ export type AdminStatement =
   | { readonly kind: 'enable' | 'disable' | 'reset' | 'drop' | 'show'; readonly pipeline: string }
   | { readonly kind: 'stats'; readonly pipeline: string; readonly namespace: string | undefined }
 
-const NAME = String.raw`("(?:[^"]|"")+"|[A-Za-z0-9_-]+)`
-const PIPELINE_STATEMENT = new RegExp(String.raw`^(ENABLE|DISABLE|RESET|DROP|SHOW)\s+PIPELINE\s+${NAME}$`, 'i')
+const NAME = '("(?:[^"]|"")+"|[A-Za-z0-9_-]+)'
+const PIPELINE_STATEMENT = new RegExp(
+  String.raw`^(ENABLE|DISABLE|RESET|DROP|SHOW)\s+PIPELINE\s+${NAME}$`,
+  'i',
+)
 const STATS_STATEMENT = new RegExp(String.raw`^SHOW\s+STATS\s+FOR\s+${NAME}(?:\.${NAME})?$`, 'i')
 
 /** The admin statement `text` is (without its `;`), or undefined for SQL. */
@@ -28,7 +31,11 @@ export function parseAdminStatement(text: string): AdminStatement | undefined {
   const stats = STATS_STATEMENT.exec(statement)
   if (stats) {
     const namespace = stats[2]
-    return { kind: 'stats', pipeline: unquote(stats[1] as string), namespace: namespace && unquote(namespace) }
+    return {
+      kind: 'stats',
+      pipeline: unquote(stats[1] as string),
+      namespace: namespace && unquote(namespace),
+    }
   }
   return undefined
 }

@@ -22,7 +22,7 @@ import {
   type SourceDefinition,
 } from '@skippr/connector-api'
 import { openStateStore, type PipelineState } from '@skippr/state'
-import { BatchBuffer, openWal, type ResumePositions, resolveWalSettings, type Wal } from '@skippr/wal'
+import { BatchBuffer, openWal, type ResumePositions, type Wal, type WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import type { PipelineSettings } from '../config/settings.js'
@@ -36,6 +36,8 @@ import { SchemaRegistry } from './schemas.js'
 
 export interface PipelineRunOptions {
   readonly settings: PipelineSettings
+  /** Buffer thresholds and WAL file settings, resolved from skippr.yml and the environment. */
+  readonly wal: WalSettings
   readonly source: ResolvedConnector<SourceDefinition>
   readonly sink: ResolvedConnector<SinkDefinition> | undefined
   readonly configDir: string
@@ -148,13 +150,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       source.discover().catch((error: unknown) => Promise.reject(new SourceFailedError(pipeline, error))),
     )
 
-    const walSettings = resolveWalSettings({
-      yaml: {
-        buffer_threshold_bytes: settings.bufferThresholdBytes,
-        buffer_threshold_seconds: settings.bufferThresholdSeconds,
-      },
-      env: options.env,
-    })
+    const walSettings = options.wal
     const wal = await openWal({
       pipeline,
       dataDir: settings.dataDir,

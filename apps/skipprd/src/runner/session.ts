@@ -4,8 +4,9 @@
  * every 10 s without --once). Shared by the CLI and the programmatic `Session`.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
+import { ConfigError, hasCode, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
 import { parseStoreType } from '@skippr/state'
+import { resolveWalSettings, type WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import type { ConfigFile } from '../config/load.js'
@@ -41,6 +42,7 @@ export interface RunEnvironment {
 
 export interface ResolvedPipeline {
   readonly settings: PipelineSettings
+  readonly wal: WalSettings
   readonly source: ResolvedConnector<SourceDefinition>
   readonly sink: ResolvedConnector<SinkDefinition> | undefined
 }
@@ -59,7 +61,27 @@ export async function resolvePipeline(
     settings.sinkEntry === undefined ? undefined : resolveSink(file, settings.sinkEntry),
   ])
   environment.redactor.add([...source.secrets, ...(sink?.secrets ?? [])])
-  return { settings, source, sink }
+  return { settings, wal: walSettings(file, settings), source, sink }
+}
+
+/** The WAL's settings resolver, with a bad skippr.yml value reported at its path in the file. */
+function walSettings(file: ConfigFile, settings: PipelineSettings): WalSettings {
+  try {
+    return resolveWalSettings({
+      yaml: {
+        buffer_threshold_bytes: settings.bufferThresholdBytes,
+        buffer_threshold_seconds: settings.bufferThresholdSeconds,
+      },
+      env: { ...file.env, WAL_STORAGE: settings.walStorage },
+    })
+  } catch (error) {
+    const setting = (error as { setting?: unknown }).setting
+    if (!hasCode(error, 'WAL_CONFIG_INVALID') || typeof setting !== 'string') throw error
+    const where = setting.startsWith('buffer_threshold_')
+      ? `${file.label}: pipelines.${settings.name}.${setting}: `
+      : ''
+    throw new ConfigError(`${where}${(error as Error).message}`, { cause: error })
+  }
 }
 
 export function syncPipeline(

@@ -14,6 +14,7 @@ import {
   type SourceChunk,
   type SourceDefinition,
 } from '@skippr/connector-api'
+import { resolveWalSettings } from '@skippr/wal'
 import pino from 'pino'
 import { z } from 'zod'
 import type { PipelineSettings } from '../../src/config/settings.js'
@@ -83,6 +84,7 @@ export function harness(dataDir: string, source: () => Source, sink: (() => Sink
     events,
     options: (overrides = {}) => ({
       settings,
+      wal: resolveWalSettings({ yaml: { buffer_threshold_bytes: 64 }, env: {} }),
       source: { entry: 'memory', type: 'Memory', definition: sourceDefinition, config: {}, secrets: [] },
       sink: sinkDefinition && {
         entry: 'memory',
