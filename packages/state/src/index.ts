@@ -27,6 +27,7 @@ export {
   type LeaseInfo,
 } from './lease.js'
 export { LmdbBackend } from './lmdb-backend.js'
+export { isLocalOwnerGone, localOwnerId } from './owner.js'
 export type { FenceOptions, PipelineState } from './pipeline.js'
 export type { SavedSchema } from './schemas.js'
 export {

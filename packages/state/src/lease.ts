@@ -33,6 +33,11 @@ export interface AcquireLeaseOptions {
   readonly heartbeatIntervalMs?: number
   /** Called once when the lease is found lost: taken over, or no successful heartbeat for ttlMs. */
   readonly onLost?: (error: StateError) => void
+  /**
+   * Answers true when a live-looking holder is known to be gone (e.g. `isLocalOwnerGone`: its
+   * process on this host no longer exists), so the lease is taken over now instead of after ttlMs.
+   */
+  readonly isHolderGone?: (owner: string) => boolean
 }
 
 /** The lease as an observer (e.g. `skipprd query`) sees it. */
@@ -90,7 +95,8 @@ export async function acquireLease(
     const outcome = await updateKey<AcquireOutcome>(backend, key, (current) => {
       const now = Date.now()
       const held = recordOf(current)
-      if (held !== undefined && isLive(held, now)) return { result: { held } }
+      if (held !== undefined && isLive(held, now) && !options.isHolderGone?.(held.owner))
+        return { result: { held } }
       const token = held === undefined ? 1n : BigInt(held.token) + 1n
       const record: LeaseRecord = {
         owner: options.owner,

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { LEASE_LOST, LEASE_UNAVAILABLE, openStateStore, STALE_FENCE, type StateStore } from '../src/index.js'
+import {
+  isLocalOwnerGone,
+  LEASE_LOST,
+  LEASE_UNAVAILABLE,
+  localOwnerId,
+  openStateStore,
+  STALE_FENCE,
+  type StateStore,
+} from '../src/index.js'
 import { Child, tempDataDir } from './helpers.js'
 
 /** Lease TTL for these tests; every wait below is a multiple of it. Raise it on a slow machine. */
@@ -22,6 +30,28 @@ function holder(dataDir: string, owner: string, ttlMs: number, waitMs: number): 
 }
 
 describe('writer lease across processes', () => {
+  it('takes over at once from a holder on this host whose process was killed, never from a live one', async () => {
+    const dataDir = await tempDataDir()
+    const p = await parentView(dataDir)
+    const live = holder(dataDir, 'local', 60_000, 0)
+    await live.next('acquired')
+    await expect(
+      p.acquireLease({ owner: localOwnerId(), waitMs: TTL, pollMs: 20, isHolderGone: isLocalOwnerGone }),
+    ).rejects.toMatchObject({ code: LEASE_UNAVAILABLE })
+
+    live.kill('SIGKILL')
+    await live.exited
+    const started = Date.now()
+    const lease = await p.acquireLease({
+      owner: localOwnerId(),
+      waitMs: 10_000,
+      isHolderGone: isLocalOwnerGone,
+    })
+    // The dead holder's TTL is a minute: only the gone-process check explains a quick takeover.
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(lease.token).toBe(2n)
+  })
+
   it('makes a second process wait waitMs and fail with the lease message, then go once released', async () => {
     const dataDir = await tempDataDir()
     const p = await parentView(dataDir)

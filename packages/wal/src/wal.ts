@@ -156,6 +156,7 @@ export class Wal {
     this.closed = true
     clearTimeout(this.sealTimer)
     await Promise.allSettled([this.commits, this.landings])
+    this.scratch = Buffer.alloc(0)
     await this.backend.close()
   }
 

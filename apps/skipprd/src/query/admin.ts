@@ -5,9 +5,15 @@
  * nothing is touched — and a sync that starts meanwhile waits for them. SHOW reads only.
  */
 import { rm } from 'node:fs/promises'
-import { hostname } from 'node:os'
 import type { NamespaceSchema } from '@skippr/connector-api'
-import { hasCode, LEASE_UNAVAILABLE, type Lease, type LeaseUnavailableError } from '@skippr/state'
+import {
+  hasCode,
+  isLocalOwnerGone,
+  LEASE_UNAVAILABLE,
+  type Lease,
+  type LeaseUnavailableError,
+  localOwnerId,
+} from '@skippr/state'
 import { openWal } from '@skippr/wal'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
 import { type NamespaceCounts, PipelineCounters } from './counters.js'
@@ -65,7 +71,8 @@ async function withLease(
   let lease: Lease
   try {
     lease = await pipeline.state.acquireLease({
-      owner: `skipprd query ${hostname()}:${process.pid}`,
+      owner: localOwnerId('skipprd query'),
+      isHolderGone: isLocalOwnerGone,
       waitMs: 0,
       heartbeatIntervalMs: 0,
     })

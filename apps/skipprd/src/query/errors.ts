@@ -22,7 +22,7 @@ export class PipelineBusyError extends SkipprError {
       PIPELINE_BUSY,
       `${statement} refused: a sync is writing pipeline '${pipeline}' (writer lease held by '${holder.owner}', ` +
         `last heartbeat ${holder.heartbeatAgeMs} ms ago). Stop that sync or let it finish, then run ${statement} ` +
-        `again; a sync that was killed releases the lease ${Math.round(ttlMs / 1000)} s after its last heartbeat`,
+        `again (a killed sync on this host does not hold it; one on another host holds it until ${Math.round(ttlMs / 1000)} s after its last heartbeat)`,
     )
   }
 }

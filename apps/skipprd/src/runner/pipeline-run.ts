@@ -12,7 +12,6 @@
  *    Without it, run until stopped, then flush the buffer, stop forwarding and release the lease.
  */
 import { randomUUID } from 'node:crypto'
-import { hostname } from 'node:os'
 import {
   batchKey,
   type ConnectorContext,
@@ -21,7 +20,7 @@ import {
   type Source,
   type SourceDefinition,
 } from '@skippr/connector-api'
-import { openStateStore, type PipelineState } from '@skippr/state'
+import { isLocalOwnerGone, localOwnerId, openStateStore, type PipelineState } from '@skippr/state'
 import { BatchBuffer, openWal, type ResumePositions, type Wal, type WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
@@ -120,7 +119,8 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
   logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
   try {
     const lease = await state.acquireLease({
-      owner: `${hostname()}:${process.pid}`,
+      owner: localOwnerId(),
+      isHolderGone: isLocalOwnerGone,
       ...(options.leaseWaitMs !== undefined && { waitMs: options.leaseWaitMs }),
       ...(options.leaseTtlMs !== undefined && { ttlMs: options.leaseTtlMs }),
       onLost: (error) => failed.abort(error),
