@@ -100,7 +100,11 @@ describe('DuckdbSink', () => {
     const [a, b] = [open(), open()]
     await a.prepare(schema)
     await b.prepare(schema)
-    const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [{ schema, format: 'jsonl', rows: trickyRows() }] })
+    const batch = makeBatch({
+      pipeline: 'p',
+      seq: 1,
+      parts: [{ schema, format: 'jsonl', rows: trickyRows() }],
+    })
     const outcomes = await Promise.all([a.write(batch), b.write(batch)])
     const losers = outcomes.filter((o) => o.status !== 'landed')
     expect(losers).toHaveLength(1)

@@ -8,6 +8,7 @@ import { InvalidStateNameError } from './errors.js'
  *   <ws>/pipelines/<pipeline>/resume                 resume position + the newest fence that wrote it
  *   <ws>/pipelines/<pipeline>/enabled
  *   <ws>/pipelines/<pipeline>/last-run
+ *   <ws>/pipelines/<pipeline>/counters               rows and bytes committed and landed per namespace
  *   <ws>/pipelines/<pipeline>/schema/<ns>/<version>  one immutable key per schema version
  */
 
@@ -35,6 +36,7 @@ export class PipelineKeys {
   readonly enabled: string
   readonly lastRun: string
   readonly schemas: string
+  readonly counters: string
 
   constructor(workspace: string, pipeline: string) {
     const name = segment('pipeline', pipeline)
@@ -44,6 +46,7 @@ export class PipelineKeys {
     this.enabled = `${this.prefix}enabled`
     this.lastRun = `${this.prefix}last-run`
     this.schemas = `${this.prefix}schema/`
+    this.counters = `${this.prefix}counters`
   }
 
   schemaVersions(namespace: string): string {

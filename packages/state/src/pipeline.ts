@@ -1,4 +1,5 @@
 import type { StateBackend } from './backend.js'
+import { PipelineCounters } from './counters.js'
 import type { JsonValue } from './json.js'
 import { PipelineKeys } from './keys.js'
 import {
@@ -27,6 +28,8 @@ export class PipelineState {
   private readonly backend: StateBackend
   private readonly keys: PipelineKeys
   private readonly leases: Set<Lease>
+  /** Rows and bytes committed and landed per namespace (`SHOW STATS`). */
+  readonly counters: PipelineCounters
 
   constructor(backend: StateBackend, workspace: string, name: string, leases: Set<Lease>) {
     this.backend = backend
@@ -34,6 +37,7 @@ export class PipelineState {
     this.name = name
     this.keys = new PipelineKeys(workspace, name)
     this.leases = leases
+    this.counters = new PipelineCounters(backend, this.keys.counters)
   }
 
   /** The source position to resume from, or undefined to start from the beginning. */
@@ -114,10 +118,11 @@ export class PipelineState {
     return listSchemas(this.backend, this.keys)
   }
 
-  /** RESET PIPELINE: forgets the resume position. Schemas, flags, last run and the lease stay. */
+  /** RESET PIPELINE: forgets the resume position and counters. Schemas, flags, last run and the lease stay. */
   async reset(): Promise<void> {
     // Keeps the stored fence, so a writer fenced out before the reset stays fenced out.
     await updateResumeOffset(this.backend, this.keys.resume, this.name, () => undefined, undefined)
+    await this.counters.clear()
   }
 
   /**

@@ -11,7 +11,7 @@
  * the WAL, so every later call rethrows the failure and the runner restarts from the WAL's resume offset.
  */
 import { WalBatchInvalidError } from './errors.js'
-import type { BatchInput, BatchPart, Offset, RecordFormat } from './types.js'
+import type { BatchInput, Offset, PartInput, RecordFormat } from './types.js'
 
 /** A run of rows of one namespace and the source position reached after them (a source's chunk). */
 export interface BufferChunk {
@@ -112,17 +112,12 @@ export class BatchBuffer {
     clearTimeout(this.timer)
     this.timer = undefined
     if (this.chunks === 0) return undefined
-    const parts: BatchPart[] = []
+    const parts: PartInput[] = []
     for (const p of this.parts.values()) {
       if (p.bodies.length === 0 && p.rows === 0) continue
-      const body = p.bodies.length === 1 ? p.bodies[0]! : Buffer.concat(p.bodies)
-      parts.push({
-        namespace: p.namespace,
-        format: p.format,
-        schemaVersion: p.schemaVersion,
-        rows: p.rows,
-        body,
-      })
+      // The chunks as pieces: the WAL copies them into its frame once, with no joined copy first.
+      const { namespace, format, schemaVersion, rows, bodies } = p
+      parts.push({ namespace, format, schemaVersion, rows, body: bodies })
     }
     const batch = { offset: this.offset, parts }
     this.parts = new Map()

@@ -16,7 +16,7 @@
  * mid-commit) belong to no batch.
  */
 import { WalBatchInvalidError, WalCorruptError, WalFormatUnsupportedError } from './errors.js'
-import type { BatchInput, BatchPart, Offset, RecordFormat } from './types.js'
+import type { BatchInput, BatchPart, Offset, PartInput, RecordFormat } from './types.js'
 
 export const FORMAT_VERSION = 1
 export const PREFIX_BYTES = 12
@@ -62,7 +62,7 @@ export function* encodeBatchFrames(
   allocate: (size: number) => Buffer = Buffer.allocUnsafe,
 ): Generator<Buffer> {
   const header = encodeHeader(epoch, batch)
-  const bodies = batch.parts.map((p) => p.body)
+  const bodies = batch.parts.flatMap(pieces)
   let remaining = bodies.reduce((sum, b) => sum + b.length, 0)
   const tailRoom = maxFrameBytes - BATCH_FIXED_BYTES - header.length
   if (tailRoom < 0) {
@@ -193,7 +193,7 @@ function encodeHeader(epoch: string, batch: BatchInput): Buffer {
     at = h.writeUInt32LE(part.schemaVersion, at)
     at = h.writeUInt8(FORMAT_CODES[part.format], at)
     at = h.writeUInt32LE(part.rows, at)
-    at = h.writeBigUInt64LE(BigInt(part.body.length), at)
+    at = h.writeBigUInt64LE(BigInt(pieces(part).reduce((sum, b) => sum + b.length, 0)), at)
   })
   return h
 }
@@ -209,7 +209,11 @@ function offsetToJson(offset: Offset): string {
   return json
 }
 
-function validPart(part: BatchPart): BatchPart {
+function pieces(part: PartInput): readonly Uint8Array[] {
+  return part.body instanceof Uint8Array ? [part.body] : part.body
+}
+
+function validPart(part: PartInput): PartInput {
   const what = `part '${part.namespace}'`
   if (typeof part.namespace !== 'string' || part.namespace === '') {
     throw new WalBatchInvalidError('a part has an empty namespace')
@@ -222,7 +226,9 @@ function validPart(part: BatchPart): BatchPart {
   if (FORMAT_CODES[part.format] === undefined) {
     throw new WalBatchInvalidError(`${what}: format '${part.format}' is not csv or jsonl`)
   }
-  if (!(part.body instanceof Uint8Array)) throw new WalBatchInvalidError(`${what}: body must be a Uint8Array`)
+  if (!pieces(part).every((b) => b instanceof Uint8Array)) {
+    throw new WalBatchInvalidError(`${what}: body must be a Uint8Array or an array of them`)
+  }
   return part
 }
 

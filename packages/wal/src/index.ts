@@ -23,6 +23,7 @@ export type {
   BatchPart,
   JsonValue,
   Offset,
+  PartInput,
   RecordFormat,
   ResumePositions,
   WalBatch,

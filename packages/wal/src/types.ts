@@ -37,10 +37,18 @@ export interface BatchIdentity {
   readonly seq: bigint
 }
 
+/**
+ * A part as commit() takes it: a BatchPart, or one whose body comes in pieces that are stored back to back
+ * (the buffer hands over its chunks this way instead of joining them first).
+ */
+export interface PartInput extends Omit<BatchPart, 'body'> {
+  readonly body: Uint8Array | readonly Uint8Array[]
+}
+
 /** What commit() stores: the rows of one buffer flush and the source position reached after them. */
 export interface BatchInput {
   readonly offset: Offset | undefined
-  readonly parts: readonly BatchPart[]
+  readonly parts: readonly PartInput[]
 }
 
 /** A committed batch as pending() yields it. Part bodies may share one buffer (zero-copy views). */

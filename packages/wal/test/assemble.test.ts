@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { BatchAssembler } from '../src/assemble.js'
 import { encodeBatchFrames } from '../src/frame.js'
-import type { BatchInput, WalBatch } from '../src/types.js'
+import type { BatchInput, BatchPart, WalBatch } from '../src/types.js'
 
 const EPOCH = 'feedfacecafebeef'
 const FRAME_BYTES = 80
 
-function batch(n: number, bodyBytes: number): BatchInput {
+function batch(n: number, bodyBytes: number): { offset: { n: number }; parts: BatchPart[] } {
   const body = Buffer.alloc(bodyBytes, 0x30 + (n % 10))
   body[bodyBytes - 1] = 10
   return { offset: { n }, parts: [{ namespace: 'ns', schemaVersion: 1, format: 'csv', rows: 1, body }] }

@@ -14,7 +14,7 @@ const chunk = (body: string, offset: number, extra: Partial<BufferChunk> = {}): 
 
 const readable = (batch: BatchInput) => ({
   offset: batch.offset,
-  parts: batch.parts.map((p) => ({ ...p, body: Buffer.from(p.body).toString() })),
+  parts: batch.parts.map((p) => ({ ...p, body: Buffer.concat([p.body].flat()).toString() })),
 })
 
 function recordingBuffer(thresholdBytes: number, thresholdSeconds = 60) {

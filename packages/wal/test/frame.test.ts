@@ -43,6 +43,16 @@ describe('batch frame codec', () => {
     expect(frames[0]!.toString('hex')).toBe(ONE_FRAME.toString('hex'))
   })
 
+  it('stores a body given in pieces exactly like the joined body', () => {
+    const pieces: BatchInput = {
+      ...BATCH,
+      parts: [{ ...BATCH.parts[0]!, body: [text('1,a\n'), text(''), text('2,b\n')] }],
+    }
+    expect([...encodeBatchFrames(EPOCH, pieces, 1024)][0]!.toString('hex')).toBe(ONE_FRAME.toString('hex'))
+    const split = [...encodeBatchFrames(EPOCH, pieces, 66)].map((f) => f.toString('hex'))
+    expect(split).toEqual([...encodeBatchFrames(EPOCH, BATCH, 66)].map((f) => f.toString('hex')))
+  })
+
   it('decodes the documented bytes, with bodies as views into the frame', () => {
     const frame = decodeFrame(ONE_FRAME, 'test')
     expect(frame).toMatchObject({

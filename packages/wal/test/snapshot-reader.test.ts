@@ -12,7 +12,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type BatchInput, openWal, openWalSnapshot, slotName, type Wal, type WalBatch } from '../src/index.js'
+import { openWal, openWalSnapshot, slotName, type Wal, type WalBatch } from '../src/index.js'
 import { makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
 import { filePositions } from './support/positions.js'
 
@@ -50,7 +50,7 @@ async function snapshotOf(pipeline = 'bikehire', dir = dataDir): Promise<WalBatc
 }
 
 const digest = (body: Uint8Array) => createHash('sha256').update(body).digest('hex')
-const plain = (b: Pick<BatchInput, 'offset' | 'parts'>) => ({
+const plain = (b: Pick<WalBatch, 'offset' | 'parts'>) => ({
   offset: b.offset,
   parts: b.parts.map((p) => ({ ...p, body: digest(p.body) })),
 })

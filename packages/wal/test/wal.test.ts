@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import * as fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -6,7 +5,7 @@ import { openSlot } from '@skippr/sf'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { encodeBatchFrames } from '../src/frame.js'
 import { type BatchInput, openWal, slotName, type Wal, type WalBatch } from '../src/index.js'
-import { makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
+import { digested, makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
 import { filePositions } from './support/positions.js'
 
 let dataDir: string
@@ -41,12 +40,6 @@ async function pendingOf(wal: Wal): Promise<WalBatch[]> {
   return out
 }
 
-/** Parts as plain values with bodies as length + SHA-256 (a deep compare of large Buffers is slow). */
-const plain = (b: Pick<BatchInput, 'offset' | 'parts'>) => ({
-  offset: b.offset,
-  parts: b.parts.map((p) => ({ ...p, body: digest(p.body) })),
-})
-
 const segmentFiles = async (pipeline = 'bikehire') =>
   (await fsp.readdir(path.join(dataDir, 'wal', slotName(pipeline)))).filter((n) => n.endsWith('.sfa'))
 
@@ -62,7 +55,7 @@ describe('openWal (disk)', () => {
     wal = await reopen(wal)
     const pending = await pendingOf(wal)
     expect(pending.map((b) => b.id)).toEqual(ids)
-    expect(pending.map(plain)).toEqual(Array.from({ length: 12 }, (_, i) => plain(makeBatch(i + 1))))
+    expect(pending.map(digested)).toEqual(Array.from({ length: 12 }, (_, i) => digested(makeBatch(i + 1))))
     expect(await wal.resumeOffset()).toEqual({ k: 12 })
   })
 
@@ -78,7 +71,7 @@ describe('openWal (disk)', () => {
     const id = await wal.commit(big)
     expect((await segmentFiles()).length).toBeGreaterThanOrEqual(6)
     const [first, second] = await pendingOf(await reopen(wal))
-    expect(plain(first!)).toEqual(plain(makeBatch(1)))
+    expect(digested(first!)).toEqual(digested(makeBatch(1)))
     expect(second!.id).toEqual(id)
     expect(Buffer.from(second!.parts[0]!.body).equals(body)).toBe(true)
   })
@@ -149,7 +142,7 @@ describe('openWal (disk)', () => {
     expect((await pendingOf(wal)).map((b) => b.offset)).toEqual([{ k: 1 }])
     await wal.commit(makeBatch(2))
     const pending = await pendingOf(await reopen(wal))
-    expect(pending.map(plain)).toEqual([plain(makeBatch(1)), plain(makeBatch(2))])
+    expect(pending.map(digested)).toEqual([digested(makeBatch(1)), digested(makeBatch(2))])
   })
 
   it('reset() deletes batches and the resume position and starts a new epoch', async () => {
@@ -238,10 +231,6 @@ describe('openWal (disk)', () => {
     await expect(wal.commit(makeBatch(1))).rejects.toMatchObject({ code: 'WAL_CLOSED' })
   })
 })
-
-function digest(body: Uint8Array): string {
-  return `${body.length}:${createHash('sha256').update(body).digest('hex')}`
-}
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i)

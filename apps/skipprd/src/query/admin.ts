@@ -13,10 +13,10 @@ import {
   type Lease,
   type LeaseUnavailableError,
   localOwnerId,
+  type NamespaceCounts,
 } from '@skippr/state'
 import { openWal } from '@skippr/wal'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
-import { type NamespaceCounts, PipelineCounters } from './counters.js'
 import { NamespaceNotFoundError, PipelineBusyError } from './errors.js'
 import { summarisePending } from './pending.js'
 import { type Cell, rowsOf, type StatementResult } from './result.js'
@@ -108,7 +108,6 @@ async function resetPipeline(pipeline: PipelineHandle): Promise<void> {
   } finally {
     await wal.close()
   }
-  await new PipelineCounters(pipeline.store, settings.name).clear()
 }
 
 async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
@@ -167,7 +166,7 @@ async function stats(pipeline: PipelineHandle, namespace: string | undefined): P
   const { settings, state } = pipeline
   const [schemas, counters, pending] = await Promise.all([
     state.listSchemas(),
-    new PipelineCounters(pipeline.store, settings.name).read(),
+    pipeline.state.counters.read(),
     summarisePending(settings),
   ])
   const known = [

@@ -16,6 +16,7 @@ import {
   type SinkBatch,
   type WriteOutcome,
 } from '@skippr/connector-api'
+import type { PipelineCounters } from '@skippr/state'
 import type { Wal, WalBatch } from '@skippr/wal'
 import type { Logger } from 'pino'
 import { BatchRejectedError, LandingIncompleteError } from '../errors.js'
@@ -33,6 +34,8 @@ export interface ForwarderOptions {
   readonly openSink: () => Promise<Sink>
   readonly schemas: SchemaRegistry
   readonly progress: RunProgress
+  /** The pipeline's saved committed/landed counters (`SHOW STATS`). */
+  readonly counters: PipelineCounters
   readonly logger: Logger
   readonly chaos: Chaos
   /**
@@ -128,6 +131,7 @@ export class Forwarder {
         logger.debug({ batch: key, outcome: outcome.status, attempt }, 'batch landed')
         chaos.at('after-land', key)
         await wal.markLanded(batch.id)
+        await this.options.counters.recordLanded(batch.id, batch.parts)
         return
       }
       if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)

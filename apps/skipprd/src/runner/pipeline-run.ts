@@ -171,6 +171,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         openSink: async () => sink.definition.create(sink.config, context),
         schemas,
         progress,
+        counters: state.counters,
         logger,
         chaos,
         retryBudgetMs: options.once ? options.retryBudgetMs : undefined,
@@ -190,6 +191,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       thresholdSeconds: walSettings.bufferThresholdSeconds,
       commit: async (batch) => {
         const id = await wal.commit(batch)
+        await state.counters.recordCommitted(id, batch.parts)
         const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
         logger.debug({ seq: id.seq.toString(), rows, offset: batch.offset }, 'batch committed')
         // Without a destination the WAL is where rows are written.

@@ -1,5 +1,12 @@
 /** Deterministic test batches: batch `k` always has the same parts and bytes, some larger than a WAL file. */
-import type { BatchInput, BatchPart } from '../../src/index.js'
+import { createHash } from 'node:crypto'
+import type { BatchPart, Offset } from '../../src/index.js'
+
+/** A batch with whole-buffer bodies: what makeBatch builds and pending() returns. */
+export interface TestBatch {
+  readonly offset: Offset | undefined
+  readonly parts: readonly BatchPart[]
+}
 
 export const SMALL_FILE_BYTES = 64 * 1024
 
@@ -15,7 +22,7 @@ function rng(seed: number): () => number {
 }
 
 /** Batch k: 0–3 parts; about one batch in four spans several 64 KiB WAL files. */
-export function makeBatch(k: number): BatchInput {
+export function makeBatch(k: number): TestBatch {
   const rand = rng(k * 7919 + 1)
   const large = rand() < 0.25
   const parts: BatchPart[] = []
@@ -41,4 +48,15 @@ function part(namespace: string, format: 'csv' | 'jsonl', bytes: number, rand: (
 /** The k of a test batch's offset. */
 export function offsetK(offset: unknown): number {
   return offset === undefined ? 0 : (offset as { k: number }).k
+}
+
+/** The batch with each body as length + SHA-256, for comparisons (a deep compare of big Buffers is slow). */
+export function digested(b: TestBatch) {
+  return {
+    offset: b.offset,
+    parts: b.parts.map((p) => ({
+      ...p,
+      body: `${p.body.length}:${createHash('sha256').update(p.body).digest('hex')}`,
+    })),
+  }
 }

@@ -3,18 +3,23 @@
  * destination: what `SHOW STATS` reports beside the pending rows it reads from the WAL itself.
  *
  * The sync runner records a batch after `wal.commit()` resolves and again after
- * `wal.markLanded()`; RESET PIPELINE clears the record and DROP PIPELINE deletes it with the rest of
- * the pipeline's state. The record lives in the state store under the pipeline's own key prefix
- * (`<workspace>/pipelines/<pipeline>/counters`, see @skippr/state's key layout), so it follows the
- * pipeline wherever its state lives.
+ * `wal.markLanded()`; `reset()` clears the record and `drop()` deletes it with the rest of the
+ * pipeline's state.
  *
  * Each batch counts once: the record remembers the last (epoch, seq) added per kind and ignores a
  * batch at or before it, so a batch landed again after a restart is not counted twice. A process
  * killed between the WAL write and the record's write leaves that one batch uncounted: the
  * counters may lag, never run ahead.
  */
-import type { BatchIdentity } from '@skippr/connector-api'
-import { type JsonValue, type StateStore, WriteConflictError } from '@skippr/state'
+import type { StateBackend } from './backend.js'
+import { WriteConflictError } from './errors.js'
+import type { JsonValue } from './json.js'
+
+/** A batch's identity as the WAL gives it (structurally the connector-api type). */
+export interface CountedBatch {
+  readonly epoch: string
+  readonly seq: bigint
+}
 
 export interface NamespaceCounts {
   readonly committedRows: number
@@ -27,7 +32,8 @@ export interface NamespaceCounts {
 export interface CountedPart {
   readonly namespace: string
   readonly rows: number
-  readonly body: Uint8Array
+  /** One buffer, or the chunks it was committed from. */
+  readonly body: Uint8Array | readonly Uint8Array[]
 }
 
 type Kind = 'committed' | 'landed'
@@ -47,38 +53,34 @@ const ZERO: NamespaceCounts = { committedRows: 0, committedBytes: 0, landedRows:
 const MAX_ATTEMPTS = 100
 
 export class PipelineCounters {
-  private readonly key: string
-
   constructor(
-    private readonly store: StateStore,
-    pipeline: string,
-  ) {
-    this.key = `${encodeURIComponent(store.workspace)}/pipelines/${encodeURIComponent(pipeline)}/counters`
-  }
+    private readonly backend: StateBackend,
+    private readonly key: string,
+  ) {}
 
   /** Counts a batch that `wal.commit()` made durable. */
-  recordCommitted(id: BatchIdentity, parts: readonly CountedPart[]): Promise<void> {
+  recordCommitted(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
     return this.record('committed', id, parts)
   }
 
   /** Counts a batch that `wal.markLanded()` recorded as landed. */
-  recordLanded(id: BatchIdentity, parts: readonly CountedPart[]): Promise<void> {
+  recordLanded(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
     return this.record('landed', id, parts)
   }
 
   /** Counts per namespace; a namespace never counted is absent. */
   async read(): Promise<ReadonlyMap<string, NamespaceCounts>> {
-    const record = (await this.store.backend.get(this.key))?.value as CountersRecord | undefined
+    const record = (await this.backend.get(this.key))?.value as CountersRecord | undefined
     return new Map(Object.entries(record?.namespaces ?? {}))
   }
 
   /** RESET PIPELINE: counting starts again. */
   async clear(): Promise<void> {
-    await this.store.backend.delete(this.key)
+    await this.backend.delete(this.key)
   }
 
-  private async record(kind: Kind, id: BatchIdentity, parts: readonly CountedPart[]): Promise<void> {
-    const backend = this.store.backend
+  private async record(kind: Kind, id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
+    const backend = this.backend
     let current = await backend.get(this.key)
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const record = (current?.value as CountersRecord | undefined) ?? { namespaces: {} }
@@ -111,13 +113,20 @@ function added(
         ? {
             ...counts,
             committedRows: counts.committedRows + part.rows,
-            committedBytes: counts.committedBytes + part.body.length,
+            committedBytes: counts.committedBytes + byteLength(part.body),
           }
         : {
             ...counts,
             landedRows: counts.landedRows + part.rows,
-            landedBytes: counts.landedBytes + part.body.length,
+            landedBytes: counts.landedBytes + byteLength(part.body),
           }
   }
   return out
+}
+
+function byteLength(body: Uint8Array | readonly Uint8Array[]): number {
+  if (body instanceof Uint8Array) return body.length
+  let bytes = 0
+  for (const chunk of body) bytes += chunk.length
+  return bytes
 }

@@ -1,10 +1,9 @@
-/** SHOW STATS's committed/landed counters, on the real embedded state store. */
+/** SHOW STATS's committed/landed counters, on the real embedded store. */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { openStateStore, type StateStore } from '@skippr/state'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { PipelineCounters } from '../src/query/counters.js'
+import { openStateStore, type StateStore } from '../src/index.js'
 
 let dir: string
 let store: StateStore
@@ -23,15 +22,21 @@ const part = (namespace: string, rows: number, bytes: number) => ({
   rows,
   body: new Uint8Array(bytes),
 })
+// A body committed as chunks counts all its bytes.
+const chunked = (namespace: string, rows: number, bytes: number) => ({
+  namespace,
+  rows,
+  body: [new Uint8Array(bytes - 1), new Uint8Array(1)],
+})
 
 describe('PipelineCounters', () => {
   it('adds each batch once per kind, per namespace, across restarts and epochs', async () => {
-    const counters = new PipelineCounters(store, 'p')
+    const counters = store.pipeline('p').counters
     await counters.recordCommitted(id(1), [part('a', 2, 20), part('b', 1, 5)])
-    await counters.recordCommitted(id(2), [part('a', 3, 30)])
+    await counters.recordCommitted(id(2), [chunked('a', 3, 30)])
     await counters.recordLanded(id(1), [part('a', 2, 20), part('b', 1, 5)])
     // A restart lands batch 1 again and re-reports commit 2: no change.
-    const again = new PipelineCounters(store, 'p')
+    const again = store.pipeline('p').counters
     await again.recordLanded(id(1), [part('a', 2, 20), part('b', 1, 5)])
     await again.recordCommitted(id(2), [part('a', 3, 30)])
     // After a reset of the WAL, seqs start over in a new epoch.
@@ -42,17 +47,17 @@ describe('PipelineCounters', () => {
     })
   })
 
-  it('is cleared by RESET and deleted with the rest of the pipeline by DROP', async () => {
-    const counters = new PipelineCounters(store, 'p')
+  it('is cleared by reset() and deleted with the rest of the pipeline by DROP', async () => {
+    const counters = store.pipeline('p').counters
     await counters.recordCommitted(id(1), [part('a', 1, 1)])
-    await counters.clear()
+    await store.pipeline('p').reset()
     expect((await counters.read()).size).toBe(0)
     await counters.recordCommitted(id(1), [part('a', 1, 1)])
     expect(await store.listPipelines()).toEqual(['p'])
     await store.pipeline('p').drop()
     expect((await counters.read()).size).toBe(0)
     // Another pipeline's counters are its own.
-    await new PipelineCounters(store, 'p2').recordCommitted(id(1), [part('a', 4, 4)])
+    await store.pipeline('p2').counters.recordCommitted(id(1), [part('a', 4, 4)])
     expect((await counters.read()).size).toBe(0)
   })
 })
