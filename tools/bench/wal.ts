@@ -139,6 +139,7 @@ async function rowObjects(): Promise<void> {
   }
   const settings = resolveWalSettings({ env: {} })
   const results: Array<[string, Timing]> = []
+  const preEncoded = new Map(pages.map((page) => [page, fastCsv(page)]))
 
   const stringify = await timed(async () => {
     let length = 0
@@ -151,6 +152,8 @@ async function rowObjects(): Promise<void> {
     ['encodeJsonl + commit', 'jsonl', (r) => encodeJsonl(r)],
     ['encodeCsv + commit', 'csv', (r) => encodeCsv(r, fields)],
     ['compiled CSV encoder + commit', 'csv', fastCsv],
+    // The WAL's own share: the same pages, encoded before timing.
+    ['CSV encoded beforehand, commit only', 'csv', (page) => preEncoded.get(page)!],
   ]
   for (const [name, format, encode] of encoders) {
     // Pages go through the BatchBuffer at the default thresholds (10 MiB batches in 10 MiB WAL files),
