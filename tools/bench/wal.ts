@@ -19,7 +19,6 @@ import { spawnSync } from 'node:child_process'
 import * as fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { Field } from '@skippr/connector-api'
 import { openSlot } from '@skippr/sf'
 import {
   BatchBuffer,
@@ -133,13 +132,9 @@ async function rowObjects(): Promise<void> {
   const passes = Math.ceil(total / (pages.length * pageRows))
   const rows = passes * pages.length * pageRows
   const fields = bikehireSchema.fields
-  const fastCsv = compileCsvEncoder(fields)
-  if (!Buffer.from(fastCsv(pages[0]!)).equals(Buffer.from(encodeCsv(pages[0]!, fields)))) {
-    throw new Error('the compiled CSV encoder does not match encodeCsv byte for byte')
-  }
   const settings = resolveWalSettings({ env: {} })
   const results: Array<[string, Timing]> = []
-  const preEncoded = new Map(pages.map((page) => [page, fastCsv(page)]))
+  const preEncoded = new Map(pages.map((page) => [page, encodeCsv(page, fields)]))
 
   const stringify = await timed(async () => {
     let length = 0
@@ -151,7 +146,6 @@ async function rowObjects(): Promise<void> {
   const encoders: Array<[string, 'csv' | 'jsonl', (r: (typeof pages)[number]) => Uint8Array]> = [
     ['encodeJsonl + commit', 'jsonl', (r) => encodeJsonl(r)],
     ['encodeCsv + commit', 'csv', (r) => encodeCsv(r, fields)],
-    ['compiled CSV encoder + commit', 'csv', fastCsv],
     // The WAL's own share: the same pages, encoded before timing.
     ['CSV encoded beforehand, commit only', 'csv', (page) => preEncoded.get(page)!],
   ]
@@ -198,41 +192,6 @@ async function rowObjects(): Promise<void> {
         `(${perSecond(t.cpuMs).toLocaleString('en')} per CPU-second) → ${(base.ms / t.ms).toFixed(2)}× JSON.stringify${target}`,
     )
   }
-}
-
-const NUMERIC_TYPES = new Set(['int', 'long', 'double'])
-
-/**
- * A CSV encoder compiled for one schema, producing exactly encodeCsv's bytes (checked above). encodeCsv
- * calls csvValue for every value (type tests, replaceAll on every string); here the field reads and each
- * declared type's common case are inlined into one function per schema, with csvValue's rules as the
- * fallback (null, Date, a string with a quote). It belongs in connector-api.
- */
-function compileCsvEncoder(fields: readonly Field[]): (rows: readonly object[]) => Uint8Array {
-  const reads = fields.map((f, i) => `const v${i} = row[${JSON.stringify(f.name)}];`).join(' ')
-  const cells = fields.map((f, i) =>
-    NUMERIC_TYPES.has(f.type)
-      ? `(typeof v${i} === 'number' ? '' + v${i} : cell(v${i}))`
-      : `(typeof v${i} === 'string' && v${i}.indexOf('"') === -1 ? '"' + v${i} + '"' : cell(v${i}))`,
-  )
-  const line = new Function('cell', `return (row) => { ${reads} return ${cells.join(" + ',' + ")} + '\\n' }`)(
-    cell,
-  ) as (row: object) => string
-  return (rows) => {
-    let text = ''
-    for (const row of rows) text += line(row)
-    return Buffer.from(text, 'utf8')
-  }
-}
-
-/** connector-api's csvValue rules. */
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
-    return String(value)
-  if (value instanceof Date) return value.toISOString()
-  const text = typeof value === 'string' ? value : JSON.stringify(value)
-  return `"${text.replaceAll('"', '""')}"`
 }
 
 // ---- (c) backlog memory ----

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { countLines, csvValue, encodeCsv, encodeJsonl } from '../src/formats.js'
 
@@ -26,5 +27,38 @@ describe('encodeJsonl', () => {
     const body = encodeJsonl([{ a: 1 }, { a: 'x\ny' }])
     expect(text(body)).toBe('{"a":1}\n{"a":"x\\ny"}\n')
     expect(countLines(body)).toBe(2)
+  })
+})
+
+describe('encodeCsv compiled per schema', () => {
+  const fields = [
+    { name: 'n', type: 'long' as const },
+    { name: 'odd "name"', type: 'string' as const },
+    { name: 'j', type: 'json' as const },
+    { name: 'b', type: 'boolean' as const },
+  ]
+  const byValue = (rows: Record<string, unknown>[]) =>
+    rows.map((row) => `${fields.map((f) => csvValue(row[f.name])).join(',')}\n`).join('')
+
+  it('writes exactly what csvValue writes, whatever the values', () => {
+    const value = fc.oneof(
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.double(),
+      fc.integer(),
+      fc.string(),
+      fc.boolean(),
+      fc.date({ noInvalidDate: true }),
+      fc.dictionary(fc.string(), fc.string()),
+    )
+    const row = fc.record({ n: value, 'odd "name"': value, j: value, b: value })
+    fc.assert(
+      fc.property(fc.array(row), (rows) => {
+        expect(text(encodeCsv(rows, fields))).toBe(byValue(rows))
+      }),
+    )
+  })
+  it('handles a schema without fields', () => {
+    expect(text(encodeCsv([{}, {}], []))).toBe('\n\n')
   })
 })

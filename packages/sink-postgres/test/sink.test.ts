@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { NamespaceSchema, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import { encodeCsv, encodeJsonl, hasCode, parseConnectorConfig, silentLogger } from '@skippr/connector-api'
 import pg from 'pg'
@@ -267,15 +268,22 @@ describe('failures', () => {
     await holder.connect()
     await holder.query('BEGIN')
     await holder.query(`SELECT * FROM ${db.schema}._skippr_fence FOR UPDATE`)
-    const pending = sink.write(rowsBatch(2, [2, 3, 4]))
+    let settled: WriteOutcome | undefined
+    const pending = sink.write(rowsBatch(2, [2, 3, 4])).then((outcome) => {
+      settled = outcome
+      return outcome
+    })
     let pid: number | undefined
     while (pid === undefined) {
+      // The write must be blocked on the fence row; if it ended instead, say how.
+      if (settled) throw new Error(`the write ended before it blocked: ${JSON.stringify(settled)}`)
       const { rows } = await holder.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity WHERE application_name = 'skippr' AND wait_event_type = 'Lock'
            AND query LIKE $1`,
         [`%${db.schema}%_skippr_fence%`],
       )
       pid = rows[0]?.pid
+      if (pid === undefined) await sleep(20)
     }
     await holder.query('SELECT pg_terminate_backend($1)', [pid])
     await holder.query('ROLLBACK')

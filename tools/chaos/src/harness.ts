@@ -33,7 +33,7 @@ export interface ChaosOptions {
   readonly bufferBytes: number
   /** The Sample source's rows per chunk. */
   readonly batchRows: number
-  /** SKIPPR_LEASE_TTL_SECONDS: how long a restart waits for the killed run's writer lease. */
+  /** SKIPPR_LEASE_TTL_SECONDS: the longest a restart can wait for the killed run's writer lease. */
   readonly leaseTtlSeconds: number
   readonly runTimeoutSeconds: number
   readonly pgUrl: string
