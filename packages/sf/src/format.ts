@@ -5,6 +5,8 @@
  *                               first frame) | 16 u64 creation time (ms since epoch) | 24 u32 CRC32C of
  *                               bytes 0..24 | 28 u32 reserved (0)
  *   frame (8 + n bytes)         0 u32 CRC32C over bytes 4..8+n | 4 u32 n | 8 n bytes payload
+ *   seal (last 32 bytes of a    0 magic "SKSL" | 4 u32 CRC32C of bytes 8..32 | 8 u64 baseSeq (the header's)
+ *     segment file)             | 16 u32 frame count | 20 u32 end of the last frame | 24 u64 reserved (0)
  *   .ack-watermark (16 bytes)   0 magic "SKAW" | 4 u32 CRC32C of bytes 8..16 | 8 u64 acked FSN
  *
  * A region of zero bytes never decodes as a frame: the CRC32C of a zero length is not zero. That is what
@@ -16,8 +18,10 @@ export const FORMAT_VERSION = 1
 export const SEGMENT_HEADER_BYTES = 32
 export const FRAME_HEADER_BYTES = 8
 export const WATERMARK_BYTES = 16
+export const SEAL_BYTES = 32
 
 const SEGMENT_MAGIC = 0x46534b53 // "SKSF"
+const SEAL_MAGIC = 0x4c534b53 // "SKSL"
 const WATERMARK_MAGIC = 0x57414b53 // "SKAW"
 
 export interface SegmentHeader {
@@ -91,6 +95,41 @@ export function checkFrame(buf: Buffer, offset: number, end: number, limit: numb
   if (end - offset < FRAME_HEADER_BYTES + n) return FRAME_INCOMPLETE
   const crc = crc32c(buf.subarray(offset + 4, offset + FRAME_HEADER_BYTES + n))
   return crc === buf.readUInt32LE(offset) ? n : FRAME_INVALID
+}
+
+/** What a sealed segment holds: its frame count and where its last frame ends. */
+export interface Seal {
+  baseSeq: bigint
+  count: number
+  end: number
+}
+
+export function encodeSeal(seal: Seal): Buffer {
+  const b = Buffer.alloc(SEAL_BYTES)
+  b.writeUInt32LE(SEAL_MAGIC, 0)
+  b.writeBigUInt64LE(seal.baseSeq, 8)
+  b.writeUInt32LE(seal.count, 16)
+  b.writeUInt32LE(seal.end, 20)
+  b.writeUInt32LE(crc32c(b.subarray(8, SEAL_BYTES)), 4)
+  return b
+}
+
+/**
+ * The seal in the last SEAL_BYTES of a segment file of `fileBytes` bytes, if these bytes are a valid one
+ * for a segment starting at `baseSeq` whose frames fit before the seal; otherwise undefined.
+ */
+export function decodeSeal(b: Uint8Array, baseSeq: bigint, fileBytes: number): Seal | undefined {
+  if (b.length !== SEAL_BYTES) return undefined
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.length)
+  if (buf.readUInt32LE(0) !== SEAL_MAGIC || buf.readUInt32LE(4) !== crc32c(buf.subarray(8, SEAL_BYTES)))
+    return undefined
+  const seal = { baseSeq: buf.readBigUInt64LE(8), count: buf.readUInt32LE(16), end: buf.readUInt32LE(20) }
+  const plausible =
+    seal.baseSeq === baseSeq &&
+    seal.end >= SEGMENT_HEADER_BYTES + seal.count * FRAME_HEADER_BYTES &&
+    seal.end <= fileBytes - SEAL_BYTES &&
+    (seal.count > 0 || seal.end === SEGMENT_HEADER_BYTES)
+  return plausible ? seal : undefined
 }
 
 export function encodeWatermark(fsn: bigint): Buffer {

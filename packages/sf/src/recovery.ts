@@ -3,6 +3,10 @@
  * and refuse gaps, read the watermark and reject one above the ceiling, seed ackedFsn, pick the next
  * generation. Pure reading: the slot applies the result (zeroing a torn tail, removing temp files).
  *
+ * Scanning a sealed segment reads its header and seal only (segment.ts); every other segment (the one
+ * that was active, or one whose seal write was lost) has its frames walked and their CRCs checked. Frames
+ * of sealed segments are checked when replay reads them (slot.ts, invariant 8).
+ *
  * What a damaged file means:
  *  - invalid frame, only garbage after it: a torn tail (a crash mid-append). Informational; those frames
  *    never resolved, and the slot zeroes the garbage and keeps appending after the last valid frame.
@@ -117,8 +121,11 @@ export async function recoverSlot(io: SlotFs, dir: string, logger: SlotLogger): 
     }
   }
 
+  // A sealed segment is never appended to: frames after its seal's count would be invisible to recovery.
   const appendable =
-    last && lastSeg && hiddenFrames === 0n ? { segment: lastSeg, tornEnd: last.scan.tornEnd } : undefined
+    last && lastSeg && hiddenFrames === 0n && !last.scan.sealed
+      ? { segment: lastSeg, tornEnd: last.scan.tornEnd }
+      : undefined
   return {
     segments,
     appendable,

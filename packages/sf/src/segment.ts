@@ -1,14 +1,17 @@
 /**
- * One segment file: its in-memory descriptor, zero-filled preallocation, and a chunked frame reader used by
- * recovery (to validate) and by replay (to stream).
+ * One segment file: its in-memory descriptor, zero-filled preallocation, the seal, and a chunked frame
+ * reader used by recovery (to validate) and by replay (to stream).
  */
 import path from 'node:path'
 import {
   checkFrame,
+  decodeSeal,
   decodeSegmentHeader,
   FRAME_HEADER_BYTES,
   FRAME_INCOMPLETE,
   FRAME_INVALID,
+  SEAL_BYTES,
+  type Seal,
   SEGMENT_HEADER_BYTES,
   type SegmentHeader,
   segmentFileName,
@@ -217,9 +220,14 @@ export interface SegmentScan {
   tornEnd: number
   /** A valid frame was found after the end of data: the segment is damaged, not torn. */
   damaged: boolean
+  /** Count and end come from the seal; the frames were not read (replay checks them). */
+  sealed: boolean
 }
 
-/** Validates the header and walks every frame. A string explains why the header is unusable. */
+/**
+ * Validates the header, then takes count and end from a valid seal or, without one, walks every frame.
+ * A string explains why the header is unusable.
+ */
 export async function scanSegment(io: SlotFs, dir: string, name: string): Promise<SegmentScan | string> {
   const file = await io.open(path.join(dir, name), 'r')
   try {
@@ -228,6 +236,11 @@ export async function scanSegment(io: SlotFs, dir: string, name: string): Promis
     const got = await readFully(file, head, 0, SEGMENT_HEADER_BYTES, 0)
     const header = decodeSegmentHeader(head.subarray(0, got))
     if (typeof header === 'string') return header
+    const seal = await readSeal(file, header.baseSeq, fileBytes)
+    if (seal) {
+      const { count, end } = seal
+      return { header, fileBytes, count, end, checkpoints: [], tornBytes: 0, tornEnd: end, damaged: false, sealed: true }
+    }
     const seg = newSegment(0n, header.baseSeq, fileBytes)
     const reader = new FrameReader(
       file,
@@ -245,10 +258,17 @@ export async function scanSegment(io: SlotFs, dir: string, name: string): Promis
     }
     const end = reader.pos
     const tail = await examineTail(file, end, fileBytes)
-    return { header, fileBytes, count: seg.count, end, checkpoints: seg.checkpoints, ...tail }
+    return { header, fileBytes, count: seg.count, end, checkpoints: seg.checkpoints, ...tail, sealed: false }
   } finally {
     await file.close()
   }
+}
+
+async function readSeal(file: SlotFile, baseSeq: bigint, fileBytes: number): Promise<Seal | undefined> {
+  if (fileBytes < SEGMENT_HEADER_BYTES + SEAL_BYTES) return undefined
+  const b = Buffer.alloc(SEAL_BYTES)
+  const n = await readFully(file, b, 0, SEAL_BYTES, fileBytes - SEAL_BYTES)
+  return decodeSeal(b.subarray(0, n), baseSeq, fileBytes)
 }
 
 /** Counts non-zero bytes after the end of data and looks for a valid frame among them. */

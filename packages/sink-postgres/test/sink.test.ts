@@ -274,13 +274,19 @@ describe('failures', () => {
       return outcome
     })
     let pid: number | undefined
+    const deadline = Date.now() + 10_000
     while (pid === undefined) {
       // The write must be blocked on the fence row; if it ended instead, say how.
       if (settled) throw new Error(`the write ended before it blocked: ${JSON.stringify(settled)}`)
+      if (Date.now() > deadline) {
+        const { rows } = await holder.query(
+          "SELECT pid, state, wait_event_type, wait_event, query FROM pg_stat_activity WHERE application_name = 'skippr'",
+        )
+        throw new Error(`no backend is blocked by the fence lock after 10 s: ${JSON.stringify(rows)}`)
+      }
+      // The backend our lock blocks, whatever its wait looks like from outside.
       const { rows } = await holder.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE application_name = 'skippr' AND wait_event_type = 'Lock'
-           AND query LIKE $1`,
-        [`%${db.schema}%_skippr_fence%`],
+        'SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
       )
       pid = rows[0]?.pid
       if (pid === undefined) await sleep(20)
