@@ -89,7 +89,7 @@ describe('without --once', () => {
     const second = await syncOnce(['--output', 'text'], { SKIPPR_LEASE_WAIT_SECONDS: '1' })
     expect(second.code).toBe(1)
     expect(second.stderr).toMatch(
-      /^\[skippr\] sync failed: pipeline writer lease unavailable: pipeline 'bikehire' is held by '[^']+:\d+' .*Another sync is writing this pipeline: let it finish or stop it\n$/,
+      /^\[skippr\] sync failed: pipeline writer lease unavailable: pipeline 'bikehire' is held by 'skipprd [^']+:\d+:[0-9a-f]+' .*Another sync is writing this pipeline: let it finish or stop it\n$/,
     )
     service.kill('SIGTERM')
     expect(await exited(service)).toEqual({ code: 0, signal: null })

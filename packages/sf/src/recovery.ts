@@ -89,13 +89,8 @@ export async function recoverSlot(io: SlotFs, dir: string, logger: SlotLogger): 
 
   const dataLoss: DataLossRange[] = []
   const report = (range: DataLossRange): void => {
-    if (range.toFsn <= ackedFsn) return
-    const r = { ...range, fromFsn: max(range.fromFsn, ackedFsn + 1n) }
-    dataLoss.push(r)
-    const to = `${r.exact ? '' : 'at most '}${r.toFsn}`
-    logger.error(
-      `data loss in slot ${dir}: FSNs ${r.fromFsn}..${to} are unreadable (${r.reason} in ${r.segment})`,
-    )
+    const r = reportDataLoss(dir, range, ackedFsn, logger)
+    if (r) dataLoss.push(r)
   }
   for (const f of unreadable) {
     logger.error(`segment ${f.name} in ${dir} has an unusable header (${f.problem}); its frames are lost`)
@@ -137,6 +132,25 @@ export async function recoverSlot(io: SlotFs, dir: string, logger: SlotLogger): 
     dataLoss,
     leftovers: [...names.filter((n) => n.endsWith('.tmp')), ...(spare ? [spare.name] : [])],
   }
+}
+
+/**
+ * Logs a lost FSN range as an error, without the part at or below `ackedFsn` (delivered already). Returns
+ * the reported range, or undefined when nothing of it is unacked.
+ */
+export function reportDataLoss(
+  dir: string,
+  range: DataLossRange,
+  ackedFsn: bigint,
+  logger: SlotLogger,
+): DataLossRange | undefined {
+  if (range.toFsn <= ackedFsn) return undefined
+  const r = { ...range, fromFsn: max(range.fromFsn, ackedFsn + 1n) }
+  const to = `${r.exact ? '' : 'at most '}${r.toFsn}`
+  logger.error(
+    `data loss in slot ${dir}: FSNs ${r.fromFsn}..${to} are unreadable (${r.reason} in ${r.segment})`,
+  )
+  return r
 }
 
 /**

@@ -11,8 +11,8 @@ import {
   FRAME_INCOMPLETE,
   FRAME_INVALID,
   SEAL_BYTES,
-  type Seal,
   SEGMENT_HEADER_BYTES,
+  type Seal,
   type SegmentHeader,
   segmentFileName,
 } from './format.js'
@@ -239,7 +239,17 @@ export async function scanSegment(io: SlotFs, dir: string, name: string): Promis
     const seal = await readSeal(file, header.baseSeq, fileBytes)
     if (seal) {
       const { count, end } = seal
-      return { header, fileBytes, count, end, checkpoints: [], tornBytes: 0, tornEnd: end, damaged: false, sealed: true }
+      return {
+        header,
+        fileBytes,
+        count,
+        end,
+        checkpoints: [],
+        tornBytes: 0,
+        tornEnd: end,
+        damaged: false,
+        sealed: true,
+      }
     }
     const seg = newSegment(0n, header.baseSeq, fileBytes)
     const reader = new FrameReader(

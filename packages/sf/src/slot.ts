@@ -6,10 +6,12 @@
  *   .failed              optional: UTF-8 reason a drainer gave up; orphan scans skip the slot
  *   .ack-watermark       optional: 16-byte cumulative acked FSN (watermark.ts, format.ts)
  *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros up to
- *                        the preallocated file size (format.ts, segment.ts)
+ *                        the preallocated file size, whose last 32 bytes hold the seal once the writer
+ *                        has moved on to the next segment (format.ts, segment.ts)
  *   sf-<gen>.sfa         (the highest generation, all zeros) the spare: the next segment, zero-filled
- *                        ahead of the writer as `.tmp` (a fresh file, or a trimmed segment recycled in
- *                        place), then renamed; recovery deletes spares and `.tmp` files
+ *                        ahead of the writer as `.tmp` (a fresh file, or a retired one zeroed in place),
+ *                        then renamed; recovery deletes spares and `.tmp` files
+ *   sf-<gen>.sfa.tmp     a trimmed segment retired for reuse as a later spare (writer.ts)
  *
  * Invariants:
  *  1. FSNs are consecutive within a segment (FSN = baseSeq + index) and segments continue one another,
@@ -27,6 +29,19 @@
  *  7. After a failed write or fdatasync the slot stops (fail-stop): the page cache can no longer be trusted
  *     to match the disk, so only reopening (recovery) may continue. Disk full while creating a segment is
  *     the exception: nothing was written, the appends fail with SF_DISK_FULL and the slot carries on.
+ *  8. A seal (frame count and end) is written only into a segment that gets no more frames, after its
+ *     frames are durable (invariant 3), and a sealed segment is never appended to. So a valid seal states
+ *     exactly what the segment held when it was sealed.
+ *
+ * Where this departs from the seed's recovery: the seed walks every frame of every segment at open,
+ * checking CRCs. Here recovery walks only unsealed segments (the one that was active: the only place a
+ * torn tail can be) and takes a sealed segment's count and end from its seal, which makes opening a
+ * large slot cost a few reads per segment instead of reading all of it. The frames of a sealed segment
+ * are checked when replay reads them, as every frame is; a frame failing there is reported exactly as
+ * recovery reports damage (logger.error and stats().dataLoss, FSNs from it to the segment's last) and
+ * replay continues with the next segment. So damage in a sealed segment surfaces when replay reaches it
+ * rather than at open, never as wrong bytes, and with the same exact FSN range. A damaged seal fails its
+ * CRC and the segment is walked as before.
  */
 import path from 'node:path'
 import {
@@ -41,8 +56,8 @@ import { AckOutOfRangeError, CorruptFrameError, SlotClosedError, SlotOptionError
 import { errorCode, nodeFs, replaceFileDurably, type SlotFile, type SlotFs, writeFully } from './io.js'
 import { SlotLock } from './lock.js'
 import { defaultLogger, type SlotLogger } from './logger.js'
-import { type DataLossRange, type Recovered, recoverSlot } from './recovery.js'
-import { FrameReader, lastFsn, type Segment, seek } from './segment.js'
+import { type DataLossRange, type Recovered, recoverSlot, reportDataLoss } from './recovery.js'
+import { FrameReader, lastFsn, noteFrame, type Segment, seek } from './segment.js'
 import { writeWatermark } from './watermark.js'
 import { type ActiveSegment, ioError, SegmentWriter } from './writer.js'
 
@@ -300,8 +315,8 @@ class DiskSlot extends BaseSlot {
   }
 
   /**
-   * Removes sealed segments whose frames are all at or below the durable watermark (invariant 4): the
-   * first becomes the spare when the writer needs one, the others are deleted.
+   * Removes sealed segments whose frames are all at or below the durable watermark (invariant 4); the
+   * writer keeps some of their files for reuse as spares.
    */
   private async trim(): Promise<void> {
     let freed = false
@@ -310,9 +325,7 @@ class DiskSlot extends BaseSlot {
       seg;
       seg = this.writer.trimmable(this.persistedAck)
     ) {
-      if (this.writer.canRecycle(seg)) await this.writer.recycle(seg)
-      else await this.s.io.unlink(this.path(seg.name))
-      this.writer.removeOldest()
+      await this.writer.trimOldest()
       freed = true
     }
     if (freed) this.wakeAppenders()
@@ -358,13 +371,38 @@ class DiskSlot extends BaseSlot {
     )
     while (index < seg.count) {
       reader.limit = seg.end
+      const at = reader.pos
       let n = reader.nextFrame()
-      if (typeof n !== 'number') n = await n
+      if (typeof n !== 'number') {
+        n = await n
+        // Trimmed during the read: its file may be zeroed for reuse already, so trust nothing read now.
+        if (!this.segments.includes(seg)) return
+      }
+      if (n < 0) {
+        this.loseFrames(seg, index, at)
+        return
+      }
+      noteFrame(seg, index, at)
       const fsn = seg.baseSeq + BigInt(index++)
-      if (n < 0) throw new CorruptFrameError(seg.name, fsn)
       if (fsn >= from)
         yield { fsn, payload: Buffer.from(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n)) }
     }
+  }
+
+  /**
+   * Frame `index` of `seg`, at `offset`, failed its check. In a sealed segment (recovery trusted its seal,
+   * invariant 8) that is damage: the frames from there to the segment's end are reported lost, as
+   * recovery would, and the segment ends there so replay continues with the next one. In the active
+   * segment, whose frames recovery or this writer checked, the disk damaged data while the slot ran.
+   */
+  private loseFrames(seg: Segment, index: number, offset: number): void {
+    const fromFsn = seg.baseSeq + BigInt(index)
+    if (seg === this.writer.activeSegment) throw new CorruptFrameError(seg.name, fromFsn)
+    const range = { fromFsn, toFsn: lastFsn(seg), exact: true, segment: seg.name, reason: 'damaged frame' }
+    seg.count = seg.writtenCount = index
+    seg.end = seg.writtenEnd = offset
+    const reported = reportDataLoss(this.s.dir, range, this.acked, this.s.logger)
+    if (reported) this.dataLoss.push(reported)
   }
 
   // ---- lifecycle ----

@@ -1,7 +1,12 @@
 /**
- * The slot's single writer: group commit, rotation and the preallocated spare segment. Appends are planned
- * against the segment budget when they are queued, encoded into a batch, and written by one flush loop;
- * appends queued while a write or fdatasync runs form the next batch and share its sync.
+ * The slot's single writer: group commit, rotation with sealing, and the preallocated spare segment.
+ * Appends are planned against the segment budget when they are queued, encoded into a batch, and written
+ * by one flush loop; appends queued while a write or fdatasync runs form the next batch and share its sync.
+ *
+ * Trimmed segments are retired (renamed `.tmp`, up to MAX_RETIRED) rather than deleted, and the next spare
+ * is made from a retired file when there is one: zeroing blocks that are already allocated costs far less
+ * than allocating new ones, and whether an acked segment is at hand does not then depend on whether the
+ * acks arrived before or after the rotation that needed it.
  */
 import path from 'node:path'
 import type { Durability } from './base-slot.js'
@@ -9,8 +14,10 @@ import { FULL } from './base-slot.js'
 import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
 import {
   encodeFrameInto,
+  encodeSeal,
   encodeSegmentHeader,
   FRAME_HEADER_BYTES,
+  SEAL_BYTES,
   SEGMENT_HEADER_BYTES,
   segmentFileName,
 } from './format.js'
@@ -18,6 +25,8 @@ import { errorCode, type SlotFile, type SlotFs, writeFully } from './io.js'
 import { createZeroFilledFile, newSegment, noteFrame, type Segment } from './segment.js'
 
 const MiB = 1024 * 1024
+/** Retired segment files kept for reuse; trimming deletes any beyond this. */
+const MAX_RETIRED = 8
 
 export interface WriterSettings {
   dir: string
@@ -95,6 +104,8 @@ export class SegmentWriter {
   syncs = 0
   private spare: Promise<Spare | Error> | undefined
   private spareReady = false
+  /** Trimmed segment files renamed `<name>.tmp`, waiting to become spares (recovery deletes them). */
+  private readonly retired: string[] = []
   /** Segment budget as seen by queued appends: segment count and free bytes in the last one. */
   private plan = { segments: 0, free: 0 }
   private fill = new Batch()
@@ -127,11 +138,10 @@ export class SegmentWriter {
     return this.nextFsn - 1n
   }
 
-  /** Disk bytes of the segment files and the spare. */
+  /** Disk bytes of the segment files, the spare and retired files. */
   get diskBytes(): number {
-    return (
-      this.segments.reduce((sum, seg) => sum + seg.fileBytes, 0) + (this.spareReady ? this.s.segmentBytes : 0)
-    )
+    const spares = this.retired.length + (this.spareReady ? 1 : 0)
+    return this.segments.reduce((sum, seg) => sum + seg.fileBytes, 0) + spares * this.s.segmentBytes
   }
 
   /** Queues a frame; FULL when it does not fit the segment budget. */
@@ -179,39 +189,33 @@ export class SegmentWriter {
     return seg
   }
 
-  /** Whether `seg`, about to be trimmed, can become the spare instead of being deleted. */
-  canRecycle(seg: Segment): boolean {
-    return !this.spare && !this.stopped && seg.fileBytes === this.s.segmentBytes
-  }
-
   /**
-   * Turns a trimmed segment into the spare: renamed to the next generation's temporary name, then zeroed
-   * in place in the background. Overwriting blocks that are already allocated is much cheaper than
-   * allocating new ones, so with acks flowing rotation costs little more than the frames themselves.
+   * Removes the oldest segment, which the slot found fully acked: its file is retired for reuse as a
+   * later spare, or deleted when enough are retired. Its room goes back to the budget.
    */
-  recycle(seg: Segment): Promise<void> {
-    const gen = this.nextGen++
-    const renamed = this.s.io.rename(this.path(seg.name), this.tmpPath(gen))
-    // Claim the spare slot now, so no fresh spare starts while the rename runs.
-    this.spare = this.readySpare(
-      gen,
-      renamed.then(() => this.zeroFill(gen, 'r+')),
-    )
-    return renamed
-  }
-
-  /** The slot deleted (or recycled) the oldest segment: give its room back to the budget. */
-  removeOldest(): void {
+  async trimOldest(): Promise<void> {
+    const seg = this.segments[0]!
+    if (!this.stopped && seg.fileBytes === this.s.segmentBytes && this.retired.length < MAX_RETIRED) {
+      const name = `${seg.name}.tmp`
+      await this.s.io.rename(this.path(seg.name), this.path(name))
+      this.retired.push(name)
+    } else {
+      await this.s.io.unlink(this.path(seg.name))
+    }
     this.segments.shift()
     this.plan.segments--
     this.prepareSpare()
   }
 
-  /** Deletes the spare, returning its space (for a watermark write that hit ENOSPC, and on close). */
+  /**
+   * Deletes the spare and retired files, returning their space (for a watermark write that hit ENOSPC,
+   * and on close).
+   */
   async discardSpare(): Promise<void> {
     const spare = this.spare ? await this.spare : undefined
     this.spare = undefined
     this.spareReady = false
+    for (const name of this.retired.splice(0)) await this.s.io.unlink(this.path(name))
     if (!spare || spare instanceof Error) return
     await spare.file.close()
     await this.s.io.unlink(this.path(segmentFileName(spare.gen)))
@@ -343,7 +347,10 @@ export class SegmentWriter {
     this.syncs++
   }
 
-  /** Seals the active segment (invariant 3) and starts the next one with its first frame at `baseSeq`. */
+  /**
+   * Syncs the active segment (invariant 3), starts the next one with its first frame at `baseSeq`, and
+   * seals the old one.
+   */
   private async rotate(baseSeq: bigint): Promise<void> {
     const old = this.active
     if (old) await this.syncActive(old)
@@ -352,16 +359,37 @@ export class SegmentWriter {
     this.active = { seg, file: spare.file, dirty: true }
     this.segments.push(seg)
     await writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0)
-    if (old) await old.file.close()
+    if (old) {
+      await this.seal(old.seg, old.file)
+      await old.file.close()
+    }
     this.prepareSpare()
     this.hooks.rotated()
   }
 
-  /** Zero-fills the next segment in the background while there is room for it (invariant 5). */
+  /**
+   * Writes the seal of a segment that will get no more frames (invariant 8) into the last SEAL_BYTES of
+   * its file, when its frames left them free (frames never make room for it: a segment holds as many
+   * frames as without seals). It is not synced: it only describes frames that are durable already, and
+   * a seal lost in a crash just means recovery walks the frames instead.
+   */
+  private async seal(seg: Segment, file: SlotFile): Promise<void> {
+    const at = seg.fileBytes - SEAL_BYTES
+    if (seg.writtenEnd > at) return
+    const seal = encodeSeal({ baseSeq: seg.baseSeq, count: seg.writtenCount, end: seg.writtenEnd })
+    await writeFully(file, seal, 0, SEAL_BYTES, at)
+  }
+
+  /**
+   * Prepares the next segment in the background while there is room for it (invariant 5): a retired
+   * file zeroed in place, or else a new zero-filled file.
+   */
   private prepareSpare(): void {
-    if (this.spare || this.stopped || this.segments.length + 1 > this.s.maxSegments) return
+    if (this.spare || this.stopped) return
+    const reuse = this.retired.shift()
+    if (reuse === undefined && this.segments.length + 1 > this.s.maxSegments) return
     const gen = this.nextGen++
-    this.spare = this.readySpare(gen, this.createSpare(gen))
+    this.spare = this.readySpare(gen, this.zeroFill(gen, reuse))
   }
 
   private readySpare(gen: bigint, file: Promise<SlotFile>): Promise<Spare | Error> {
@@ -381,26 +409,23 @@ export class SegmentWriter {
     if (ready && !(ready instanceof Error)) return ready
     const gen = this.nextGen++
     try {
-      return { gen, file: await this.createSpare(gen) }
+      return { gen, file: await this.zeroFill(gen) }
     } catch (e) {
       if (errorCode(e) !== 'ENOSPC') throw e
       throw new RotationDiskFull('', { cause: new DiskFullError(this.s.dir, 'creating a segment', e) })
     }
   }
 
-  private createSpare(gen: bigint): Promise<SlotFile> {
-    return this.zeroFill(gen, 'w+')
-  }
-
   /**
-   * Zero-fills `<gen>.tmp` (created, or recycled in place), then gives it its segment name durably. A
-   * spare is all zeros under its final name, so activating it costs only the header and frame writes
-   * and their fdatasync; recovery recognises an all-zero segment file as an unused spare.
+   * Zero-fills a new `<gen>.tmp`, or the retired file `reuse` in place, then gives it its segment name
+   * durably. A spare is all zeros under its final name, so activating it costs only the header and frame
+   * writes and their fdatasync; recovery recognises an all-zero segment file as an unused spare.
    */
-  private async zeroFill(gen: bigint, mode: 'w+' | 'r+'): Promise<SlotFile> {
-    const file = await createZeroFilledFile(this.s.io, this.tmpPath(gen), this.s.segmentBytes, mode)
+  private async zeroFill(gen: bigint, reuse?: string): Promise<SlotFile> {
+    const tmp = reuse === undefined ? this.tmpPath(gen) : this.path(reuse)
+    const file = await createZeroFilledFile(this.s.io, tmp, this.s.segmentBytes, reuse ? 'r+' : 'w+')
     try {
-      await this.s.io.rename(this.tmpPath(gen), this.path(segmentFileName(gen)))
+      await this.s.io.rename(tmp, this.path(segmentFileName(gen)))
       await this.s.io.syncDir(this.s.dir)
       return file
     } catch (e) {

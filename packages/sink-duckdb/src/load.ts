@@ -3,7 +3,7 @@
  * (read_csv / read_json) parse it straight into the table, with the column types given
  * explicitly, so nothing is sniffed and no value passes through JavaScript.
  */
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { BatchPart, NamespaceSchema } from '@skippr/connector-api'
@@ -27,8 +27,8 @@ export class LoadFiles {
   /** Writes `body` to a fresh file, runs `use` with its path, and deletes it. */
   async with<T>(body: Uint8Array, ext: string, use: (file: string) => Promise<T>): Promise<T> {
     const file = path.join(this.dir, `${++this.counter}.${ext}`)
-    await writeFile(file, body)
     try {
+      await writeWhole(file, body)
       return await use(file)
     } finally {
       await rm(file, { force: true })
@@ -37,6 +37,19 @@ export class LoadFiles {
 
   async remove(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * One write call for the whole body (fs.writeFile goes in 512 KiB steps, each waiting its turn on a
+ * busy event loop).
+ */
+async function writeWhole(file: string, body: Uint8Array): Promise<void> {
+  const handle = await open(file, 'w')
+  try {
+    for (let at = 0; at < body.length; ) at += (await handle.write(body, at)).bytesWritten
+  } finally {
+    await handle.close()
   }
 }
 

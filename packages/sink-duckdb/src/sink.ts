@@ -10,7 +10,7 @@ import type { DuckDBConnection } from '@duckdb/node-api'
 import { DuckDBInstance } from '@duckdb/node-api'
 import type { ConnectorContext, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import { alreadyLanded, batchKey, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
-import type { DuckdbConfig } from './config.js'
+import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
 import {
   DUCKDB_FENCED,
   DUCKDB_REJECTED,
@@ -23,6 +23,7 @@ import {
 } from './errors.js'
 import { claimFence, ensureLedger, hasLanded, recordLanded } from './ledger.js'
 import { LoadFiles, loadPart } from './load.js'
+import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
 
 interface Open {
@@ -38,6 +39,7 @@ export class DuckdbSink implements Sink {
   readonly guarantee = 'exactly-once' as const
   readonly file: string
   private readonly dbSchema: string
+  private readonly settings: readonly string[]
   private readonly tempParent: string
   private opened: Promise<Open> | undefined
   /** One connection runs one transaction at a time: calls wait for the previous one. */
@@ -46,6 +48,7 @@ export class DuckdbSink implements Sink {
   constructor(config: DuckdbConfig, context: Pick<ConnectorContext, 'configDir' | 'dataDir'>) {
     this.file = path.resolve(context.configDir, config.path)
     this.dbSchema = config.schema
+    this.settings = loadSettings(config)
     this.tempParent = path.join(
       context.dataDir ? path.resolve(context.configDir, context.dataDir) : tmpdir(),
       'tmp',
@@ -132,8 +135,7 @@ export class DuckdbSink implements Sink {
     }
     try {
       const conn = await instance.connect()
-      // Widening a DATE column to TIMESTAMPTZ must give midnight UTC, whatever the host's zone.
-      await conn.run("SET TimeZone = 'UTC'")
+      for (const setting of this.settings) await conn.run(setting)
       await transaction(conn, () => ensureLedger(conn, this.dbSchema))
       return { instance, conn, files: await LoadFiles.create(this.tempParent) }
     } catch (error) {
@@ -147,6 +149,20 @@ export class DuckdbSink implements Sink {
     this.queue = next.catch(() => undefined)
     return next
   }
+}
+
+/** The SET statements the sink's connection runs first. */
+function loadSettings(config: DuckdbConfig): string[] {
+  return [
+    // Widening a DATE column to TIMESTAMPTZ must give midnight UTC, whatever the host's zone.
+    "SET TimeZone = 'UTC'",
+    `SET memory_limit = ${literal(config.memory_limit ?? DEFAULT_MEMORY_LIMIT)}`,
+    // Each batch appends its own row groups, the last one partly filled. Merging those at a checkpoint
+    // rewrites the table's recent data (most of the time closing the sink took); left alone they cost
+    // a little space, and a CHECKPOINT from any other DuckDB session still merges them.
+    'SET max_vacuum_tasks = 0',
+    ...(config.threads === undefined ? [] : [`SET threads = ${config.threads}`]),
+  ]
 }
 
 /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */

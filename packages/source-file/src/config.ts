@@ -2,7 +2,11 @@ import { FIELD_TYPES } from '@skippr/connector-api'
 import { z } from 'zod'
 import { defaultNamespace } from './match.js'
 
-export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
+/**
+ * Small beside the WAL buffer's 10 MB threshold: a batch is flushed by the chunk that reaches it, so it
+ * overshoots by at most one chunk.
+ */
+export const DEFAULT_CHUNK_BYTES = 1024 * 1024
 
 const field = z.strictObject({
   name: z.string().min(1).describe('Column name (CSV: as in the header row) or JSON key.'),

@@ -27,6 +27,12 @@ export interface WalOptions {
   readonly maxDelaySeconds?: number
   /** Where the resume position survives once every batch carrying it is gone. */
   readonly positions: ResumePositions
+  /**
+   * Committed batches kept in memory until landed, so pending() hands them over without reading them back
+   * (default 0: pending() always reads the log). Only the oldest unlanded ones are kept; the rest, and
+   * everything after a restart, come from disk.
+   */
+  readonly keepBatches?: number
 }
 
 /** Unlanded batches markLanded() can find without reading the log: a run from the watermark on. */
@@ -58,6 +64,9 @@ export class Wal {
   private lastCommitted: Offset | undefined
   /** Consecutive unlanded batches, the first one right after the watermark. */
   private known: BatchMark[] = []
+  /** Committed, unlanded batches held for pending(), keyed by the FSN of their first frame. */
+  private readonly kept = new Map<bigint, WalBatch>()
+  private readonly keepBatches: number
   private commits: Promise<unknown> = Promise.resolve()
   private landings: Promise<unknown> = Promise.resolve()
   /** Frames are encoded into this one buffer: each is appended, and so copied out, before the next. */
@@ -75,6 +84,7 @@ export class Wal {
     this.pipeline = options.pipeline
     this.positions = options.positions
     this.maxDelayMs = (options.maxDelaySeconds ?? DEFAULT_MAX_DELAY_SECONDS) * 1000
+    this.keepBatches = options.keepBatches ?? 0
   }
 
   /** The epoch new batches get. */
@@ -87,25 +97,42 @@ export class Wal {
     this.throwIfClosed()
     return this.serial('commits', async () => {
       let seq = 0n
+      let firstFsn: bigint | undefined
       const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes, this.frameBuffer)
-      for (const frame of frames) seq = await this.backend.append(frame)
+      for (const frame of frames) {
+        seq = await this.backend.append(frame)
+        firstFsn ??= seq
+      }
       this.lastCommitted = batch.offset
       this.armSealTimer()
-      return { pipeline: this.pipeline, epoch: this.epochValue, seq }
+      const id = { pipeline: this.pipeline, epoch: this.epochValue, seq }
+      if (firstFsn !== undefined && this.kept.size < this.keepBatches) this.kept.set(firstFsn, keptBatch(id, batch))
+      return id
     })
   }
 
   /**
-   * Committed batches not yet landed, oldest first, read from the log as they are consumed: at most one
-   * batch is held at a time. Ends at the last batch committed when the read reaches the log's end.
+   * Committed batches not yet landed, oldest first: a kept batch (`keepBatches`) straight from memory,
+   * the others read from the log as they are consumed, one at a time. Ends at the last batch committed
+   * when the read reaches the log's end.
    */
   async *pending(): AsyncGenerator<WalBatch> {
     this.throwIfClosed()
     let previous = this.backend.ackedFsn
-    const assembler = this.assembler()
-    for await (const { fsn, payload } of this.backend.read(previous + 1n)) {
-      const batch = assembler.push(fsn, payload)
-      if (batch === undefined) continue
+    for (;;) {
+      // A batch starts right after the one before it, unless frames of a commit cut short lie between:
+      // then it is not found here, and the read below skips those frames.
+      let batch = this.kept.get(previous + 1n)
+      if (batch === undefined) {
+        for await (batch of this.readBatches(previous)) {
+          this.remember(previous, batch)
+          previous = batch.id.seq
+          yield batch
+          if (this.kept.has(previous + 1n)) break
+        }
+        if (!this.kept.has(previous + 1n)) return
+        continue
+      }
       this.remember(previous, batch)
       previous = batch.id.seq
       yield batch
@@ -131,6 +158,7 @@ export class Wal {
       await this.positions.save(head.offset)
       await this.backend.ack(head.seq)
       if (this.known[0] === head) this.known.shift()
+      for (const [firstFsn, batch] of this.kept) if (batch.id.seq <= head.seq) this.kept.delete(firstFsn)
     })
   }
 
@@ -157,6 +185,7 @@ export class Wal {
     clearTimeout(this.sealTimer)
     await Promise.allSettled([this.commits, this.landings])
     this.scratch = Buffer.alloc(0)
+    this.kept.clear()
     await this.backend.close()
   }
 
@@ -179,6 +208,7 @@ export class Wal {
     await this.backend.clear()
     await this.positions.save(undefined)
     this.known = []
+    this.kept.clear()
     this.lastCommitted = undefined
     await this.newEpoch()
   }
@@ -204,13 +234,19 @@ export class Wal {
     return undefined
   }
 
+  /** The batches after FSN `previous`, read from the log. */
+  private async *readBatches(previous: bigint): AsyncGenerator<WalBatch> {
+    const assembler = this.assembler()
+    for await (const { fsn, payload } of this.backend.read(previous + 1n)) {
+      const batch = assembler.push(fsn, payload)
+      if (batch !== undefined) yield batch
+    }
+  }
+
   /** The oldest unlanded batch, read from the log (when pending() did not show it to us). */
   private async readHead(): Promise<BatchMark | undefined> {
-    const assembler = this.assembler()
-    for await (const { fsn, payload } of this.backend.read(this.backend.ackedFsn + 1n)) {
-      const batch = assembler.push(fsn, payload)
-      if (batch) return { epoch: batch.id.epoch, seq: batch.id.seq, offset: batch.offset }
-    }
+    for await (const batch of this.readBatches(this.backend.ackedFsn))
+      return { epoch: batch.id.epoch, seq: batch.id.seq, offset: batch.offset }
     return undefined
   }
 
@@ -264,6 +300,15 @@ export class Wal {
   private throwIfClosed(): void {
     if (this.closed) throw new WalClosedError(this.pipeline)
   }
+}
+
+/** A committed batch as pending() would read it back: each part's pieces joined into one body of its own. */
+function keptBatch(id: BatchIdentity, batch: BatchInput): WalBatch {
+  const parts = batch.parts.map(({ body, ...part }) => ({
+    ...part,
+    body: Buffer.concat(Array.isArray(body) ? body : [body]),
+  }))
+  return { id, offset: batch.offset, parts }
 }
 
 function describe(id: BatchIdentity): string {

@@ -22,8 +22,9 @@ afterEach(async () => {
 
 const positionsFile = () => path.join(dataDir, 'positions.json')
 
-async function open(pipeline = 'bikehire', bytesPerFile = SMALL_FILE_BYTES): Promise<Wal> {
-  const wal = await openWal({ pipeline, dataDir, bytesPerFile, positions: filePositions(positionsFile()) })
+async function open(pipeline = 'bikehire', keepBatches = 0): Promise<Wal> {
+  const positions = filePositions(positionsFile())
+  const wal = await openWal({ pipeline, dataDir, bytesPerFile: SMALL_FILE_BYTES, positions, keepBatches })
   opened.push(wal)
   return wal
 }
@@ -120,21 +121,7 @@ describe('openWal (disk)', () => {
     const epoch = wal.epoch
     await wal.close()
     opened.splice(0)
-    // What a crash between two frames of one commit leaves: the first data frames, no batch frame.
-    const body = Buffer.alloc(3 * SMALL_FILE_BYTES, 0x62)
-    body[body.length - 1] = 10
-    const torn = {
-      offset: 'torn',
-      parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }],
-    }
-    const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - 40)]
-    const slot = await openSlot({
-      sfDir: path.join(dataDir, 'wal'),
-      senderId: 'bikehire',
-      maxSegmentBytes: SMALL_FILE_BYTES,
-    })
-    for (const frame of frames.slice(0, 2)) await slot.append(frame)
-    await slot.close()
+    await appendTornCommit(epoch)
 
     wal = await open()
     expect(wal.epoch).toBe(epoch)
@@ -143,6 +130,41 @@ describe('openWal (disk)', () => {
     await wal.commit(makeBatch(2))
     const pending = await pendingOf(await reopen(wal))
     expect(pending.map(digested)).toEqual([digested(makeBatch(1)), digested(makeBatch(2))])
+  })
+
+  it('hands kept batches over from memory, byte-identical, and reads the others from the log', async () => {
+    const wal = await open('bikehire', 2)
+    const ids = []
+    for (let k = 1; k <= 6; k++) ids.push(await wal.commit(makeBatch(k)))
+    const first = await pendingOf(wal)
+    const again = await pendingOf(wal)
+    expect(first.map((b) => b.id)).toEqual(ids)
+    expect(first.map(digested)).toEqual(range(1, 6).map((k) => digested(makeBatch(k))))
+    // Kept: the same object each time until landed. Read from the log: a fresh one per read.
+    expect(first.map((b, i) => b === again[i])).toEqual([true, true, false, false, false, false])
+
+    for (const b of first.slice(0, 3)) await wal.markLanded(b.id)
+    // Room again: the next commits are kept, behind batches that are only on disk.
+    ids.push(await wal.commit(makeBatch(7)), await wal.commit(makeBatch(8)), await wal.commit(makeBatch(9)))
+    const later = await pendingOf(wal)
+    expect(later.map((b) => b.id)).toEqual(ids.slice(3))
+    expect(later.map(digested)).toEqual(range(4, 9).map((k) => digested(makeBatch(k))))
+    const kept = (await pendingOf(wal)).map((b, i) => b === later[i])
+    expect(kept).toEqual([false, false, false, true, true, false])
+  })
+
+  it('finds a kept batch behind the frames of a commit cut short', async () => {
+    let wal = await open()
+    await wal.commit(makeBatch(1))
+    await wal.close()
+    opened.splice(0)
+    await appendTornCommit(wal.epoch)
+    wal = await open('bikehire', 2)
+    for (const b of await pendingOf(wal)) await wal.markLanded(b.id)
+    const id = await wal.commit(makeBatch(2))
+    const pending = await pendingOf(wal)
+    expect(pending.map((b) => b.id)).toEqual([id])
+    expect(pending.map(digested)).toEqual([digested(makeBatch(2))])
   })
 
   it('reset() deletes batches and the resume position and starts a new epoch', async () => {
@@ -231,6 +253,24 @@ describe('openWal (disk)', () => {
     await expect(wal.commit(makeBatch(1))).rejects.toMatchObject({ code: 'WAL_CLOSED' })
   })
 })
+
+/** What a crash between two frames of one commit leaves: the first data frames, no batch frame. */
+async function appendTornCommit(epoch: string): Promise<void> {
+  const body = Buffer.alloc(3 * SMALL_FILE_BYTES, 0x62)
+  body[body.length - 1] = 10
+  const torn = {
+    offset: 'torn',
+    parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }],
+  }
+  const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - 40)]
+  const slot = await openSlot({
+    sfDir: path.join(dataDir, 'wal'),
+    senderId: 'bikehire',
+    maxSegmentBytes: SMALL_FILE_BYTES,
+  })
+  for (const frame of frames.slice(0, 2)) await slot.append(frame)
+  await slot.close()
+}
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i)

@@ -4,9 +4,9 @@
  * other, which needs them all to have the same columns.
  */
 import type { NamespaceSchema } from '@skippr/connector-api'
+import { ident } from '@skippr/sink-duckdb'
 import { ColumnsDifferError, NamespaceNotFoundError } from '../query/errors.js'
 import { renderPlain } from '../query/render.js'
-import { ident } from '../query/sql.js'
 import { EXIT_OK, EXIT_USAGE, type GlobalOptions, runCommand } from './common.js'
 import { openSession } from './query.js'
 

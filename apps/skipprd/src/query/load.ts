@@ -8,9 +8,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Field, NamespaceSchema } from '@skippr/connector-api'
+import { columnsStruct, ident, literal } from '@skippr/sink-duckdb'
 import type { PipelineState } from '@skippr/state'
 import type { WalBatch } from '@skippr/wal'
-import { columnsStruct, ident, literal } from './sql.js'
 
 /** The column holding the seq of the batch a row came from. */
 export const SEQ_COLUMN = '_skippr_seq'

@@ -19,12 +19,12 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { NamespaceSchema } from '@skippr/connector-api'
+import { columnType, ident, literal } from '@skippr/sink-duckdb'
 import type { SavedSchema } from '@skippr/state'
 import { openWalSnapshot, slotName, type WalSnapshot } from '@skippr/wal'
 import type { PipelineSettings } from '../config/settings.js'
 import type { PipelineHandle } from './catalog.js'
 import { insertSql, LoadFiles, SchemaVersions, SEQ_COLUMN } from './load.js'
-import { columnType, ident, literal } from './sql.js'
 
 /** Bumped when the cache's layout changes: older caches are rebuilt. */
 const CACHE_FORMAT = 1

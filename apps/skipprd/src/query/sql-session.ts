@@ -13,6 +13,7 @@ import {
   DuckDBTypeId,
   type DuckDBValue,
 } from '@duckdb/node-api'
+import { ident } from '@skippr/sink-duckdb'
 import { STATE_DIR_NAME } from '@skippr/state'
 import type { ConfigFile } from '../config/load.js'
 import type { RuntimeFlags } from '../config/settings.js'
@@ -21,7 +22,6 @@ import { PipelineCatalog } from './catalog.js'
 import { QueryFailedError } from './errors.js'
 import type { Cell, StatementResult } from './result.js'
 import { WalTables } from './snapshot.js'
-import { ident } from './sql.js'
 import { parseAdminStatement } from './statements.js'
 
 export interface QuerySessionOptions {

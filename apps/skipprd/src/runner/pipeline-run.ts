@@ -33,6 +33,9 @@ import { RunProgress, type SyncListener } from './events.js'
 import { Forwarder } from './forwarder.js'
 import { SchemaRegistry } from './schemas.js'
 
+/** Committed batches the WAL keeps in memory for the forwarder: the one landing and the next. */
+const KEPT_BATCHES = 2
+
 export interface PipelineRunOptions {
   readonly settings: PipelineSettings
   /** Buffer thresholds and WAL file settings, resolved from skippr.yml and the environment. */
@@ -158,6 +161,8 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       bytesPerFile: walSettings.bytesPerFile,
       maxDelaySeconds: walSettings.maxDelaySeconds,
       positions: resumePositions(state, lease.token),
+      // The forwarder takes the batches it is about to land from memory instead of reading them back.
+      keepBatches: options.sink ? KEPT_BATCHES : 0,
     })
     cleanups.push(() => wal.close())
 
