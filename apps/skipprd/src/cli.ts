@@ -1,116 +1,17 @@
 #!/usr/bin/env node
 /**
- * The `skipprd` command line. Only commander loads up front: each command imports its code (and
- * through it the connectors, DuckDB, pg, lmdb) when it runs, so `skipprd --help` starts fast.
- * Exit codes: 0 success, 1 failure, 2 bad command line.
+ * The `skipprd` command line. `skipprd --help` prints help.txt, written at build time from the
+ * same commander program (build-help.ts), and loads nothing else: it starts about as fast as Node
+ * itself. Every other command line goes to commander (program.ts).
  */
-import { createRequire } from 'node:module'
-import { Command, CommanderError, Option } from 'commander'
+import { readFileSync } from 'node:fs'
 
-const EXIT_USAGE = 2
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error']
-
-const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
-
-const program = new Command('skipprd')
-  .description('Move data from sources to destinations through a durable write-ahead log.')
-  .version(version, '-V, --version', 'Print the version')
-  .helpOption('-h, --help', 'Show help')
-  .option('-p, --pipeline <NAME>', 'Pipeline to run (default: PIPELINE_NAME; without either, every pipeline)')
-  .addOption(
-    new Option(
-      '--output <MODE>',
-      'progress: live display on a terminal; text: one line per event; json: one object per line',
-    )
-      .choices(['progress', 'text', 'json'])
-      .default('progress'),
-  )
-  .option('--config <PATH>', 'Config file (default: SKIPPR_CONFIG_FILE, else ./skippr.yml or ./skippr.yaml)')
-  .addOption(
-    new Option('--log [LEVEL]', 'Print logs to stderr (alone: info); hides the progress display').choices(
-      LOG_LEVELS,
-    ),
-  )
-  .option('--wal-storage <MODE>', 'WAL backend: disk (default), s3 or clustered (default: WAL_STORAGE)')
-  .option(
-    '--wal-s3-bucket <BUCKET>',
-    'WAL bucket for --wal-storage s3, when skippr.yml does not set skippr.wal_s3_bucket',
-  )
-  .option(
-    '--store-type <TYPE>',
-    'State store, when skippr.yml does not set skippr.store.type (default: sled)',
-  )
-  .option('--store-name <NAME>', 'Table name for the dynamodb state store')
-  .configureHelp({ showGlobalOptions: true })
-  .showHelpAfterError('(run skipprd --help for usage)')
-  .exitOverride()
-
-program
-  .command('sync')
-  .description('Read new records from the source, commit them to the WAL and land them in the destination')
-  .option('--once', 'Read what the source has now, land it, and exit (default: run until stopped)')
-  .exitOverride()
-  .action(async (_options: object, command: Command) => {
-    const { sync } = await import('./commands/sync.js')
-    process.exitCode = await sync(command.optsWithGlobals())
-  })
-
-program
-  .command('discover')
-  .description("Read the source's namespaces and schemas and save them")
-  .exitOverride()
-  .action(async (_options: object, command: Command) => {
-    const { discover } = await import('./commands/discover.js')
-    process.exitCode = await discover(command.optsWithGlobals())
-  })
-
-program
-  .command('query')
-  .description("Run SQL over the pipelines' WAL data (tables <pipeline>.<namespace>) and admin statements")
-  .option('-s, --sql <SQL>', 'Statements to run (default: an interactive sql> prompt)')
-  .option('--plain', 'Print {"header":[...],"rows":[[...]]} with every value a string')
-  .exitOverride()
-  .action(async (_options: object, command: Command) => {
-    const { query } = await import('./commands/query.js')
-    process.exitCode = await query(command.optsWithGlobals())
-  })
-
-program
-  .command('df')
-  .description('Print a pipeline\'s WAL data as {"header":[...],"rows":[[...]]}')
-  .option('--namespace <NAME>', 'Only this namespace (default: all, which must have the same columns)')
-  .exitOverride()
-  .action(async (_options: object, command: Command) => {
-    const { df } = await import('./commands/df.js')
-    process.exitCode = await df(command.optsWithGlobals())
-  })
-
-program
-  .command('connect')
-  .description('Add or update a connector entry in skippr.yml and point a pipeline at it')
-  .argument('<direction>', 'data-source or data-sink')
-  .argument('<kind>', 'Connector type, e.g. postgres or duckdb')
-  .option('--name <NAME>', 'Name of the entry under data_sources / data_sinks')
-  .addHelpText(
-    'after',
-    `\nConnector fields are flags named after their YAML keys, '-' for '_': --path ./w.duckdb --tables '[orders]'.\n` +
-      `A secret field takes a reference, --connection-string '\${DB_URL}', never the secret itself.`,
-  )
-  .allowUnknownOption()
-  .allowExcessArguments()
-  .exitOverride()
-  .action(async (direction: string, kind: string, _options: object, command: Command) => {
-    const { connect } = await import('./commands/connect.js')
-    process.exitCode = await connect(direction, kind, command.args.slice(2), command.optsWithGlobals())
-  })
-
-try {
-  await program.parseAsync(process.argv)
-} catch (error) {
-  if (!(error instanceof CommanderError)) throw error
-  // --help and --version end with exit code 0; any other commander error (including no command at
-  // all, which prints the help) is a bad command line.
-  process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE
+const args = process.argv.slice(2)
+if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+  process.stdout.write(readFileSync(new URL('./help.txt', import.meta.url)))
+} else {
+  const { run } = await import('./program.js')
+  const code = await run(process.argv)
+  // Connections and timers a connector leaves behind must not keep a finished command alive.
+  process.exit(code)
 }
-// Connections and timers a connector leaves behind must not keep a finished command alive.
-process.exit(process.exitCode ?? 0)

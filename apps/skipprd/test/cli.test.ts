@@ -36,6 +36,16 @@ describe('command line', () => {
     expect(version).toMatchObject({ code: 0, stdout: '0.1.0\n' })
   })
 
+  it('prints the help written at build time exactly as commander prints it', async () => {
+    const live = await runCli(['help'], { cwd: p.dir })
+    expect(live.code).toBe(0)
+    expect(live.stdout).toMatch(/^Usage: skipprd /)
+    for (const flag of ['--help', '-h']) {
+      const prebuilt = await runCli([flag], { cwd: p.dir })
+      expect(prebuilt).toMatchObject({ code: 0, stdout: live.stdout, stderr: '' })
+    }
+  })
+
   it('exits 2 on a bad command line', async () => {
     const unknown = await runCli(['sync', '--onse'], { cwd: p.dir })
     expect(unknown.code).toBe(2)

@@ -137,6 +137,27 @@ describe('runPipeline --once', () => {
     expect(landedIds(flaky)).toEqual(ids(50))
   })
 
+  it('opens the destination and prepares its tables even when nothing is to be landed', async () => {
+    const sink = new MemorySink()
+    const h = harness(
+      dir,
+      () => memorySource([]),
+      () => sink,
+    )
+    expect(await runPipeline(h.options())).toMatchObject({ status: 'completed', rowsRead: 0 })
+    expect([...sink.schemas.keys()]).toEqual(['items'])
+  })
+
+  it('does not wait for a destination that never opens when nothing is to be landed', async () => {
+    const h = harness(
+      dir,
+      () => memorySource([]),
+      // A destination that never answers: creating the sink never settles.
+      () => new Promise<never>(() => {}) as unknown as MemorySink,
+    )
+    expect(await runPipeline(h.options())).toMatchObject({ status: 'completed', rowsRead: 0 })
+  })
+
   it('keeps the data in the WAL when the pipeline has no data_sink', async () => {
     const h = harness(dir, () => memorySource(), undefined)
     const result = await runPipeline(h.options())

@@ -14,6 +14,7 @@ import {
   SenderServerError,
 } from './errors.js'
 import { type Endpoint, Link } from './link.js'
+import type { RecentFrames } from './recent-frames.js'
 import type { Slot } from './slot.js'
 import { dataMessageBytes, type ErrorCategory, encodeData } from './wire.js'
 
@@ -30,6 +31,8 @@ export interface ForwarderOptions {
   /** DROP errors and the terminal error, for the error inbox. */
   onError(error: Error): void
   onAcked?(ackedFsn: bigint): void
+  /** Payloads the sender just appended; frames held there are sent without reading the slot. */
+  recent?: RecentFrames
 }
 
 /** Not connected: since when, the connection attempt in progress (1-based), and the last failure. */
@@ -158,22 +161,32 @@ export class Forwarder {
     while (link.isOpen && !this.stopping && !this.terminal) {
       if (next > this.slot.publishedFsn) {
         await new Promise<void>((resolve) => this.wakers.push(resolve))
+        // Let the appends that were just published hand their payloads to `recent` first.
+        await new Promise<void>((resolve) => setImmediate(resolve))
         continue
       }
       next = await this.sendFrom(link, next)
     }
   }
 
-  /** Streams frames from the slot starting at `from` in DATA messages; returns the next FSN to send. */
+  /**
+   * Streams frames starting at `from` in DATA messages, from `recent` while it holds them, else from the
+   * slot until a frame `recent` holds; returns the next FSN to send.
+   */
   private async sendFrom(link: Link, from: bigint): Promise<bigint> {
+    const recent = this.options.recent
+    recent?.dropBelow(from)
+    const fromMemory = recent?.has(from) === true
+    const frames = fromMemory ? recent!.takeFrom(from) : this.slot.replay(from)
     const limit = link.maxFrameBytes
     const target = Math.min(limit, BATCH_BYTES)
     let batch: Uint8Array[] = []
     let batchBytes = 0
     let first = from
     let next = from
-    for await (const { fsn, payload } of this.slot.replay(from)) {
+    for await (const { fsn, payload } of frames) {
       if (!link.isOpen || this.stopping || this.terminal) return next
+      if (!fromMemory && recent?.has(fsn)) break
       const alone = dataMessageBytes(payload.length, 1)
       if (alone > limit) {
         // Deliver everything before the record that can never be delivered, then stop.

@@ -205,6 +205,7 @@ function toSegment(f: Readable): Segment {
   seg.count = seg.writtenCount = f.scan.count
   seg.end = seg.writtenEnd = f.scan.end
   seg.checkpoints = f.scan.checkpoints
+  seg.zerosAfterEnd = false // damage or a torn tail may have left bytes there
   return seg
 }
 

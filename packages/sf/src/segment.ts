@@ -37,6 +37,11 @@ export interface Segment {
   writtenEnd: number
   /** (frame index, offset) pairs, roughly CHECKPOINT_BYTES apart, ascending. */
   checkpoints: Array<[number, number]>
+  /**
+   * The file holds only zeros from writtenEnd up to the seal's place: true for a segment started in a
+   * zeroed spare, so reusing its file means zeroing just up to writtenEnd and the seal.
+   */
+  zerosAfterEnd: boolean
 }
 
 export function newSegment(gen: bigint, baseSeq: bigint, fileBytes: number): Segment {
@@ -50,6 +55,7 @@ export function newSegment(gen: bigint, baseSeq: bigint, fileBytes: number): Seg
     writtenCount: 0,
     writtenEnd: SEGMENT_HEADER_BYTES,
     checkpoints: [],
+    zerosAfterEnd: true,
   }
 }
 
@@ -83,28 +89,40 @@ export function seek(seg: Segment, index: number): [number, number] {
 
 /**
  * Fills `file` with `bytes` zero bytes and fdatasyncs it: 'w+' creates it, 'r+' overwrites an existing
- * file in place (recycling). Writing real zeros (not a sparse file) reserves the blocks now, so a later
- * overwrite does not grow the file and syncs faster, and the zeros mark the end of data for recovery.
- * On failure the file is removed.
+ * file of that size in place (recycling), where only its first `dirtyBytes` and its seal's place can be
+ * non-zero. Writing real zeros (not a sparse file) reserves the blocks now, so a later overwrite does not
+ * grow the file and syncs faster, and the zeros mark the end of data for recovery. On failure the file
+ * is removed.
+ *
+ * A recycled file's header is zeroed first, on its own: a reader that still has the file open from its
+ * previous use sees its frames change only after its header did.
  */
 export async function createZeroFilledFile(
   io: SlotFs,
   file: string,
   bytes: number,
   mode: 'w+' | 'r+' = 'w+',
+  dirtyBytes = bytes,
 ): Promise<SlotFile> {
   const f = await io.open(file, mode)
   try {
-    const zeros = zeroBuffer()
-    for (let pos = 0; pos < bytes; pos += zeros.length) {
-      await writeFully(f, zeros, 0, Math.min(zeros.length, bytes - pos), pos)
-    }
+    const headerFirst = mode === 'r+' ? Math.min(bytes, SEGMENT_HEADER_BYTES) : 0
+    await writeZeros(f, 0, headerFirst)
+    await writeZeros(f, headerFirst, Math.min(bytes, dirtyBytes))
+    if (dirtyBytes < bytes) await writeZeros(f, Math.max(dirtyBytes, bytes - SEAL_BYTES), bytes)
     await f.datasync()
     return f
   } catch (e) {
     await f.close().catch(() => {})
     await io.unlink(file).catch(() => {})
     throw e
+  }
+}
+
+async function writeZeros(f: SlotFile, from: number, to: number): Promise<void> {
+  const zeros = zeroBuffer()
+  for (let pos = from; pos < to; pos += zeros.length) {
+    await writeFully(f, zeros, 0, Math.min(zeros.length, to - pos), pos)
   }
 }
 

@@ -16,6 +16,7 @@ import {
 import { Forwarder, type Outage } from './forwarder.js'
 import type { Endpoint } from './link.js'
 import { openMemorySlot } from './memory-slot.js'
+import { RecentFrames } from './recent-frames.js'
 import { type SenderConfig, type SenderOptions, senderConfigFrom } from './sender-config.js'
 import { openSlot, type Slot } from './slot.js'
 
@@ -28,6 +29,9 @@ export interface SenderHandlers {
   /** Progress and outcome of each orphan drainer. */
   onDrainerEvent?: (event: DrainerEvent) => void
 }
+
+/** Bytes of just-appended payloads kept for the forwarder, so it rarely reads back from disk. */
+const RECENT_FRAMES_BYTES = 16 * 1024 * 1024
 
 /** How long `close()` lets queued error notifications reach the handler. */
 const INBOX_SETTLE_MS = 1000
@@ -43,6 +47,7 @@ export class Sender {
     private readonly inbox: ErrorInbox,
     private readonly stats: SenderCounters,
     private readonly drainers: DrainerPool | undefined,
+    private readonly recent: RecentFrames | undefined,
   ) {}
 
   /**
@@ -59,6 +64,8 @@ export class Sender {
       counters,
     )
     const slot = await openSenderSlot(resolved, resolved.senderId)
+    // The memory slot replays from memory already.
+    const recent = resolved.sfDir === undefined ? undefined : new RecentFrames(RECENT_FRAMES_BYTES)
     const forwarder = new Forwarder(slot, {
       endpoint,
       // Memory-mode FSNs restart at 1 with every process, so each process is a new sender to the receiver.
@@ -75,6 +82,7 @@ export class Sender {
       reconnectBudgetMs: undefined,
       counters,
       onError: (e) => inbox.post(e),
+      recent,
     })
     const drainers = resolved.drainOrphans
       ? new DrainerPool(
@@ -87,7 +95,7 @@ export class Sender {
         )
       : undefined
     drainers?.start()
-    return new Sender(resolved, slot, forwarder, inbox, counters, drainers)
+    return new Sender(resolved, slot, forwarder, inbox, counters, drainers, recent)
   }
 
   get senderId(): string {
@@ -114,7 +122,7 @@ export class Sender {
   async send(payload: Uint8Array): Promise<bigint> {
     this.checkUsable()
     try {
-      return await this.slot.append(payload)
+      return await this.remembered(payload, (p) => this.slot.append(p))
     } catch (e) {
       throw this.explainFull(e)
     }
@@ -124,7 +132,7 @@ export class Sender {
   async sendBlocking(payload: Uint8Array): Promise<bigint> {
     this.checkUsable()
     try {
-      return await this.slot.appendBlocking(payload)
+      return await this.remembered(payload, (p) => this.slot.appendBlocking(p))
     } catch (e) {
       throw this.explainFull(e)
     }
@@ -190,6 +198,27 @@ export class Sender {
       return await Promise.race([acked, timeout])
     } finally {
       clearTimeout(timer)
+    }
+  }
+
+  /**
+   * Appends and offers the payload to the forwarder's in-memory fast path. The slot appends the same
+   * private copy, so what is sent from memory is exactly what the slot holds, whatever the caller does
+   * with its buffer meanwhile.
+   */
+  private async remembered(
+    payload: Uint8Array,
+    append: (payload: Uint8Array) => Promise<bigint>,
+  ): Promise<bigint> {
+    const copy = this.recent?.hold(payload)
+    if (!copy) return append(payload)
+    try {
+      const fsn = await append(copy)
+      this.recent!.offer(fsn, copy)
+      return fsn
+    } catch (e) {
+      this.recent!.release(copy)
+      throw e
     }
   }
 

@@ -6,8 +6,8 @@
  *   .failed              optional: UTF-8 reason a drainer gave up; orphan scans skip the slot
  *   .ack-watermark       optional: 16-byte cumulative acked FSN (watermark.ts, format.ts)
  *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros up to
- *                        the preallocated file size, whose last 32 bytes hold the seal once the writer
- *                        has moved on to the next segment (format.ts, segment.ts)
+ *                        the preallocated file size; once the writer has moved on to the next segment,
+ *                        its last 32 bytes hold the seal if the frames left them free (format.ts)
  *   sf-<gen>.sfa         (the highest generation, all zeros) the spare: the next segment, zero-filled
  *                        ahead of the writer as `.tmp` (a fresh file, or a retired one zeroed in place),
  *                        then renamed; recovery deletes spares and `.tmp` files
@@ -21,9 +21,9 @@
  *     reader never sees, and an ack never names, a frame that a crash could take back in 'append' mode.
  *  3. Frames reach a new segment only after the previous one is fdatasync'd, so a crash leaves at most a
  *     torn tail (or an unused, all-zero spare) after the last durable frame.
- *  4. A segment is deleted only when all its frames are at or below the durable watermark.
- *  5. Segment files (+ the spare) never exceed maxTotalBytes: appends are planned against that budget when
- *     they are queued, in the order the writer lays them out (writer.ts).
+ *  4. A segment is deleted (or retired) only when all its frames are at or below the durable watermark.
+ *  5. Segment files (+ the spare and retired files) never exceed maxTotalBytes: appends are planned
+ *     against that budget when they are queued, in the order the writer lays them out (writer.ts).
  *  6. One writer per file: all segment writes go through one flush loop; appends queued while a write or
  *     fdatasync runs share the next one (group commit, writer.ts).
  *  7. After a failed write or fdatasync the slot stops (fail-stop): the page cache can no longer be trusted
@@ -34,14 +34,14 @@
  *     exactly what the segment held when it was sealed.
  *
  * Where this departs from the seed's recovery: the seed walks every frame of every segment at open,
- * checking CRCs. Here recovery walks only unsealed segments (the one that was active: the only place a
- * torn tail can be) and takes a sealed segment's count and end from its seal, which makes opening a
- * large slot cost a few reads per segment instead of reading all of it. The frames of a sealed segment
- * are checked when replay reads them, as every frame is; a frame failing there is reported exactly as
- * recovery reports damage (logger.error and stats().dataLoss, FSNs from it to the segment's last) and
- * replay continues with the next segment. So damage in a sealed segment surfaces when replay reaches it
- * rather than at open, never as wrong bytes, and with the same exact FSN range. A damaged seal fails its
- * CRC and the segment is walked as before.
+ * checking CRCs. Here recovery walks only unsealed segments (the one that was active, the only place a
+ * torn tail can be, and any whose seal is missing) and takes a sealed segment's count and end from its
+ * seal, which makes opening a large slot cost two small reads per segment instead of reading it all.
+ * The frames of a sealed segment are checked when replay reads them, as every frame is; a frame failing
+ * there is reported exactly as recovery reports damage (logger.error and stats().dataLoss, FSNs from it
+ * to the segment's last) and replay continues with the next segment. So damage in a sealed segment
+ * surfaces when replay reaches it rather than at open, never as wrong bytes, and with the same exact
+ * FSN range. A damaged seal fails its CRC and the segment is walked as before.
  */
 import path from 'node:path'
 import {
@@ -165,6 +165,7 @@ async function openAppendable(s: Settings, r: Recovered): Promise<ActiveSegment 
     await writeFully(file, zeros, 0, zeros.length, segment.end)
     await file.datasync()
   }
+  segment.zerosAfterEnd = true // tornEnd is past its last non-zero byte
   return { seg: segment, file, dirty: false }
 }
 

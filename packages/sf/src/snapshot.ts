@@ -12,8 +12,9 @@
  * Trimming may delete segments at any time. Every segment file is opened before the watermark is
  * read, and an open file stays readable after it is unlinked, so the frames above the watermark are
  * all in files already open. A segment that vanishes between listing and opening makes it list again.
- * Temporary `.tmp` segments are not read: the writer renames a segment once its first frames are
- * durable.
+ * Trimmed segments may also be reused for new frames while a snapshot holds them open: every frame
+ * is returned only after the segment's header is seen unchanged (`stillHolds`), so the snapshot
+ * ends early rather than return a reused file's frames under old FSNs.
  */
 import path from 'node:path'
 import type { SlotFrame } from './base-slot.js'
@@ -173,6 +174,23 @@ async function* readFrames(segment: OpenSegment, fromFsn: bigint): AsyncGenerato
   for (; ; fsn++) {
     const n = await reader.nextFrame()
     if (n < 0) return
-    yield { fsn, payload: Buffer.from(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n)) }
+    const payload = Buffer.from(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n))
+    // Checked after the read: the writer zeroes a reused file's header before anything else.
+    if (!(await stillHolds(segment))) return
+    yield { fsn, payload }
   }
+}
+
+/**
+ * Whether the open file still is the segment it was when opened. Trimmed segments are kept and
+ * reused as new ones: the writer zeroes the header first, then writes frames, then the new header
+ * (a higher baseSeq). So a frame read before the header still shows the old baseSeq is the old
+ * segment's, and a frame that could be the new segment's is never returned under an old FSN.
+ */
+async function stillHolds(segment: OpenSegment): Promise<boolean> {
+  const header = Buffer.alloc(SEGMENT_HEADER_BYTES)
+  const decoded = decodeSegmentHeader(
+    header.subarray(0, await readFully(segment.file, header, 0, header.length, 0)),
+  )
+  return typeof decoded !== 'string' && decoded.baseSeq === segment.baseSeq
 }

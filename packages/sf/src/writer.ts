@@ -97,6 +97,11 @@ interface Spare {
   file: SlotFile
 }
 
+interface Retired {
+  name: string
+  dirtyBytes: number
+}
+
 /** A failure after which earlier-written frames of the batch stay valid and the writer carries on. */
 class RotationDiskFull extends Error {}
 
@@ -104,8 +109,11 @@ export class SegmentWriter {
   syncs = 0
   private spare: Promise<Spare | Error> | undefined
   private spareReady = false
-  /** Trimmed segment files renamed `<name>.tmp`, waiting to become spares (recovery deletes them). */
-  private readonly retired: string[] = []
+  /**
+   * Trimmed segment files renamed `<name>.tmp`, waiting to become spares (recovery deletes them), with
+   * the extent that may hold non-zero bytes besides the seal.
+   */
+  private readonly retired: Retired[] = []
   /** Segment budget as seen by queued appends: segment count and free bytes in the last one. */
   private plan = { segments: 0, free: 0 }
   private fill = new Batch()
@@ -198,7 +206,7 @@ export class SegmentWriter {
     if (!this.stopped && seg.fileBytes === this.s.segmentBytes && this.retired.length < MAX_RETIRED) {
       const name = `${seg.name}.tmp`
       await this.s.io.rename(this.path(seg.name), this.path(name))
-      this.retired.push(name)
+      this.retired.push({ name, dirtyBytes: seg.zerosAfterEnd ? seg.writtenEnd : seg.fileBytes })
     } else {
       await this.s.io.unlink(this.path(seg.name))
     }
@@ -215,7 +223,7 @@ export class SegmentWriter {
     const spare = this.spare ? await this.spare : undefined
     this.spare = undefined
     this.spareReady = false
-    for (const name of this.retired.splice(0)) await this.s.io.unlink(this.path(name))
+    for (const { name } of this.retired.splice(0)) await this.s.io.unlink(this.path(name))
     if (!spare || spare instanceof Error) return
     await spare.file.close()
     await this.s.io.unlink(this.path(segmentFileName(spare.gen)))
@@ -336,7 +344,8 @@ export class SegmentWriter {
       seg.end = seg.writtenEnd
     }
     this.nextFsn = firstFsn + BigInt(frames)
-    for (let k = 0; k < frames; k++) batch.waiters[k]!.resolve(firstFsn + BigInt(k))
+    let fsn = firstFsn
+    for (let k = 0; k < frames; k++) batch.waiters[k]!.resolve(fsn++)
     this.hooks.published(this.nextFsn - 1n, frames)
   }
 
@@ -358,11 +367,10 @@ export class SegmentWriter {
     const seg = newSegment(spare.gen, baseSeq, this.s.segmentBytes)
     this.active = { seg, file: spare.file, dirty: true }
     this.segments.push(seg)
-    await writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0)
-    if (old) {
-      await this.seal(old.seg, old.file)
-      await old.file.close()
-    }
+    await Promise.all([
+      writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0),
+      old && this.seal(old.seg, old.file).then(() => old.file.close()),
+    ])
     this.prepareSpare()
     this.hooks.rotated()
   }
@@ -409,7 +417,7 @@ export class SegmentWriter {
     if (ready && !(ready instanceof Error)) return ready
     const gen = this.nextGen++
     try {
-      return { gen, file: await this.zeroFill(gen) }
+      return { gen, file: await this.zeroFill(gen, this.retired.shift()) }
     } catch (e) {
       if (errorCode(e) !== 'ENOSPC') throw e
       throw new RotationDiskFull('', { cause: new DiskFullError(this.s.dir, 'creating a segment', e) })
@@ -417,13 +425,14 @@ export class SegmentWriter {
   }
 
   /**
-   * Zero-fills a new `<gen>.tmp`, or the retired file `reuse` in place, then gives it its segment name
-   * durably. A spare is all zeros under its final name, so activating it costs only the header and frame
-   * writes and their fdatasync; recovery recognises an all-zero segment file as an unused spare.
+   * Zero-fills a new `<gen>.tmp`, or a retired file in place, then gives it its segment name durably. A
+   * spare is all zeros under its final name, so activating it costs only the header and frame writes
+   * and their fdatasync; recovery recognises an all-zero segment file as an unused spare.
    */
-  private async zeroFill(gen: bigint, reuse?: string): Promise<SlotFile> {
-    const tmp = reuse === undefined ? this.tmpPath(gen) : this.path(reuse)
-    const file = await createZeroFilledFile(this.s.io, tmp, this.s.segmentBytes, reuse ? 'r+' : 'w+')
+  private async zeroFill(gen: bigint, reuse?: Retired): Promise<SlotFile> {
+    const tmp = reuse ? this.path(reuse.name) : this.tmpPath(gen)
+    const mode = reuse ? 'r+' : 'w+'
+    const file = await createZeroFilledFile(this.s.io, tmp, this.s.segmentBytes, mode, reuse?.dirtyBytes)
     try {
       await this.s.io.rename(tmp, this.path(segmentFileName(gen)))
       await this.s.io.syncDir(this.s.dir)

@@ -2,9 +2,11 @@ import { crc32c } from '@node-rs/crc32'
 import { describe, expect, it } from 'vitest'
 import {
   checkFrame,
+  decodeSeal,
   decodeSegmentHeader,
   decodeWatermark,
   encodeFrame,
+  encodeSeal,
   encodeSegmentHeader,
   encodeWatermark,
   FRAME_INCOMPLETE,
@@ -20,6 +22,8 @@ const HEADER = hex('534b5346 0100 0000 0500000000000000 0068e5cf8b010000 c6cd827
 const FRAME_HI = hex('59725a88 02000000 6869')
 const FRAME_EMPTY = hex('c74b6748 00000000')
 const WATERMARK_258 = hex('534b4157 0c645376 0201000000000000')
+// The seal of a segment from FSN 5 holding 3 frames that end at offset 356.
+const SEAL = hex('534b534c 22dee9cb 0500000000000000 03000000 64010000 0000000000000000')
 
 describe('CRC32C', () => {
   it('is the Castagnoli polynomial (check value of "123456789")', () => {
@@ -78,6 +82,27 @@ describe('frame', () => {
     expect(checkFrame(FRAME_HI, 0, 5, 100)).toBe(FRAME_INCOMPLETE)
     expect(checkFrame(FRAME_HI, 0, 9, 100)).toBe(FRAME_INCOMPLETE)
     expect(checkFrame(FRAME_HI, 0, 9, 9)).toBe(FRAME_INVALID)
+  })
+})
+
+describe('seal', () => {
+  const seal = { baseSeq: 5n, count: 3, end: 356 }
+
+  it('encodes to the fixed bytes and back', () => {
+    expect(encodeSeal(seal)).toEqual(SEAL)
+    expect(decodeSeal(SEAL, 5n, 4096)).toEqual(seal)
+  })
+
+  it('is refused when damaged, for another header, or not fitting its file', () => {
+    for (let i = 0; i < 32; i++) {
+      const b = Buffer.from(SEAL)
+      b[i]! ^= 0x10
+      expect(decodeSeal(b, 5n, 4096), `byte ${i}`).toBeUndefined()
+    }
+    expect(decodeSeal(SEAL, 6n, 4096)).toBeUndefined() // a seal left from the file's previous use
+    expect(decodeSeal(SEAL, 5n, 356 + 31)).toBeUndefined() // frames would overlap the seal
+    expect(decodeSeal(encodeSeal({ ...seal, end: 32 + 3 * 8 - 1 }), 5n, 4096)).toBeUndefined()
+    expect(decodeSeal(Buffer.alloc(32), 5n, 4096)).toBeUndefined()
   })
 })
 

@@ -118,16 +118,54 @@ describe('recovery', () => {
     await slot.close()
   })
 
-  it('damage inside a sealed segment is data loss with the exact FSN range', async () => {
+  it('damage inside a sealed segment surfaces in replay as data loss with the exact FSN range', async () => {
     const sfDir = await threeSegments()
     await damage(segmentPath(sfDir, 2), frameOffset(50, 38) + 20)
-    const { slot, logger, fsns } = await reopen(sfDir)
-    expect(fsns).toEqual([...range(1, 49), ...range(75, 100)])
+    const logger = captureLogger()
+    const slot = await openSlot({ sfDir, ...opts, logger })
+    // Recovery took segment 2's extent from its seal and did not read its frames (invariant 8).
+    expect(slot.stats().dataLoss).toEqual([])
+    expect(slot.publishedFsn).toBe(100n)
+    for (let pass = 0; pass < 2; pass++) {
+      const frames = await collect(slot.replay())
+      for (const f of frames) expect(Buffer.from(f.payload)).toEqual(payloads[Number(f.fsn) - 1])
+      expect(frames.map((f) => Number(f.fsn))).toEqual([...range(1, 49), ...range(75, 100)])
+    }
+    // reported once, as recovery reports damage
     expect(slot.stats().dataLoss).toEqual([
       { fromFsn: 50n, toFsn: 74n, exact: true, segment: 'sf-0000000000000002.sfa', reason: 'damaged frame' },
     ])
-    expect(logger.text('error')).toMatch(/data loss in slot .*: FSNs 50\.\.74 are unreadable/)
+    expect(logger.text('error')).toMatch(/^data loss in slot .*: FSNs 50\.\.74 are unreadable[^\n]*$/)
     expect(await slot.append(payload(101, 100))).toBe(101n)
+    await slot.close()
+  })
+
+  it('a segment whose seal is damaged has its frames walked at open', async () => {
+    const sfDir = await threeSegments()
+    await damage(segmentPath(sfDir, 2), 4096 - 20) // inside the seal
+    const intact = await reopen(sfDir)
+    expect(intact.fsns).toEqual(range(1, 100))
+    await intact.slot.close()
+    await damage(segmentPath(sfDir, 2), frameOffset(50, 38) + 20)
+    const slot = await openSlot({ sfDir, ...opts, logger: captureLogger() })
+    expect(slot.stats().dataLoss).toMatchObject([{ fromFsn: 50n, toFsn: 74n, exact: true }])
+    await slot.close()
+  })
+
+  it('never appends to a sealed last segment (a crash right after rotation sealed it)', async () => {
+    const sfDir = await threeSegments()
+    // What such a crash leaves: segment 2 sealed, segment 3 an all-zero spare (its frames never synced).
+    await writeFile(segmentPath(sfDir, 3), Buffer.alloc(4096))
+    let slot = await openSlot({ sfDir, ...opts })
+    expect(slot.publishedFsn).toBe(74n)
+    // small enough to fit after segment 2's last frame, where its seal would no longer describe it
+    const small = payload(75, 20)
+    expect(await slot.append(small)).toBe(75n)
+    await slot.close()
+    slot = await openSlot({ sfDir, ...opts })
+    const frames = await collect(slot.replay())
+    expect(frames.map((f) => Number(f.fsn))).toEqual(range(1, 75))
+    expect(Buffer.from(frames.at(-1)!.payload)).toEqual(small)
     await slot.close()
   })
 

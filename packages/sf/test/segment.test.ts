@@ -1,6 +1,7 @@
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { encodeFrame, encodeSegmentHeader } from '../src/format.js'
+import { encodeFrame, encodeSeal, encodeSegmentHeader } from '../src/format.js'
 import { nodeFs, writeFully } from '../src/io.js'
 import { createZeroFilledFile, FRAME_END, FrameReader, scanSegment } from '../src/segment.js'
 import { payload, tmpSfDir } from './support/helpers.js'
@@ -25,6 +26,17 @@ describe('createZeroFilledFile', () => {
     await f.read(b, 0, 100, 2 * 1024 * 1024)
     expect(b.every((x) => x === 0)).toBe(true)
     await f.close()
+  })
+
+  it('recycling zeroes just the dirty extent and the seal place', async () => {
+    const file = path.join(await tmpSfDir(), 'x')
+    await writeFile(file, Buffer.alloc(4096, 0xff))
+    const f = await createZeroFilledFile(nodeFs, file, 4096, 'r+', 1000)
+    await f.close()
+    const b = await readFile(file)
+    expect(b.subarray(0, 1000).every((x) => x === 0)).toBe(true)
+    expect(b.subarray(1000, 4064).every((x) => x === 0xff)).toBe(true)
+    expect(b.subarray(4064).every((x) => x === 0)).toBe(true)
   })
 })
 
@@ -61,6 +73,31 @@ describe('scanSegment', () => {
     if (typeof scan === 'string') throw new Error(scan)
     expect(scan.tornBytes).toBeGreaterThan(50)
     expect(scan.tornEnd).toBe(32 + 2 * 108 + 60)
+  })
+
+  it('takes count and end from a valid seal without reading the frames', async () => {
+    const frames = [1, 2, 3].map((i) => encodeFrame(payload(i)))
+    frames[1]![20]! ^= 1 // damage that only replay will see
+    const { dir, file } = await segmentFile(frames, 4096)
+    await writeFully(file, encodeSeal({ baseSeq: 1n, count: 3, end: 32 + 3 * 108 }), 0, 32, 4096 - 32)
+    await file.close()
+    expect(await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')).toMatchObject({
+      count: 3,
+      end: 32 + 3 * 108,
+      sealed: true,
+      tornBytes: 0,
+      damaged: false,
+    })
+  })
+
+  it('walks the frames when the seal belongs to another header', async () => {
+    const { dir, file } = await segmentFile([encodeFrame(payload(1))], 4096)
+    await writeFully(file, encodeSeal({ baseSeq: 7n, count: 3, end: 32 + 3 * 108 }), 0, 32, 4096 - 32)
+    await file.close()
+    expect(await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')).toMatchObject({
+      count: 1,
+      sealed: false,
+    })
   })
 
   it('tells damage (a valid frame after the invalid one) from a torn tail', async () => {

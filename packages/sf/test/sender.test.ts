@@ -71,6 +71,31 @@ describe('Sender', () => {
     expect(h.got.at(-1)?.fsn).toBe(100n)
   })
 
+  it('delivers what each call was given even when the caller reuses its buffer at once', async () => {
+    const h = await harness()
+    const down = await downReceiver()
+    const buffer = Buffer.alloc(2)
+    const fill = (i: number): Buffer => {
+      buffer.write(String(i).padStart(2, '0'))
+      return buffer
+    }
+    // Sent while connected: forwarded from memory.
+    const sender = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};sender_id=reuse;`)
+    await Promise.all(Array.from({ length: 40 }, (_, i) => sender.sendBlocking(fill(i))))
+    await sender.flush()
+    await sender.close()
+    expect(h.of('reuse')).toEqual(Array.from({ length: 40 }, (_, i) => String(i).padStart(2, '0')))
+    // Sent while the receiver is down, then replayed from disk by the next sender.
+    const offline = await open(
+      `ws::addr=127.0.0.1:${down.port};sf_dir=${h.sfDir};sender_id=reuse;close_flush_timeout_millis=0;`,
+    )
+    await Promise.all(Array.from({ length: 40 }, (_, i) => offline.send(fill(40 + i))))
+    await offline.close()
+    const again = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};sender_id=reuse;`)
+    await again.flush()
+    expect(h.of('reuse')).toEqual(Array.from({ length: 80 }, (_, i) => String(i).padStart(2, '0')))
+  })
+
   it('accepts an options object', async () => {
     const h = await harness()
     const sender = await open({ addr: h.addr, sfDir: h.sfDir, senderId: 'opts' })

@@ -50,6 +50,20 @@ describe('openSlotSnapshot', () => {
     expect((await read()).at(-1)).toBe('31:f31')
   })
 
+  it('never returns a trimmed segment reused for new frames under its old FSNs', async () => {
+    const s = await writer(30)
+    const snapshot = await openSlotSnapshot({ sfDir, senderId: 's' })
+    // Everything the snapshot holds open is acked and trimmed, and the files are reused for new frames.
+    await s.ack(30n)
+    for (let i = 31; i <= 60; i++) await s.append(Buffer.from(`g${i}`.padEnd(40, '.')))
+    const seen: string[] = []
+    for await (const frame of snapshot.frames())
+      seen.push(`${frame.fsn}:${Buffer.from(frame.payload).toString().split('.')[0]}`)
+    // Whatever prefix it still returns is the old frames' own bytes.
+    expect(seen).toEqual(expected(1, seen.length))
+    expect(await read()).toEqual(Array.from({ length: 30 }, (_, i) => `${31 + i}:g${31 + i}`))
+  })
+
   it('ends at the first frame it cannot read whole: the rest is not a prefix', async () => {
     const s = await writer(30)
     await s.close()

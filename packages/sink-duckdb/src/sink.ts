@@ -7,10 +7,10 @@ import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { DuckDBInstance } from '@duckdb/node-api'
 import type { ConnectorContext, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import { alreadyLanded, batchKey, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
 import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
+import { DuckDBInstance } from './duckdb.js'
 import {
   DUCKDB_FENCED,
   DUCKDB_REJECTED,

@@ -165,6 +165,24 @@ describe('DuckdbSink', () => {
     expect(await readdir(tmp)).toEqual([])
   })
 
+  it('loads under its memory limit and threads, and leaves row groups unmerged at checkpoints', async () => {
+    const settings =
+      "SELECT current_setting('memory_limit') AS memory, current_setting('max_vacuum_tasks') AS vacuum"
+    await open().prepare(allTypesSchema('t'))
+    expect(await query(warehouse.file, settings)).toEqual([{ memory: '244.1 MiB', vacuum: 0n }])
+    for (const sink of opened.splice(0)) await sink.close()
+
+    const sink = definition.create(
+      { path: 'warehouse.duckdb', schema: 'main', memory_limit: '100MB', threads: 1 },
+      { configDir: warehouse.dir, dataDir: '', pipeline: 'p', logger: console },
+    ) as Sink
+    opened.push(sink)
+    await sink.prepare(allTypesSchema('t'))
+    expect(await query(warehouse.file, `${settings}, current_setting('threads') AS threads`)).toEqual([
+      { memory: '95.3 MiB', vacuum: 0n, threads: 1n },
+    ])
+  })
+
   it('creates the parent directory of a new database file', async () => {
     const sink = definition.create(
       { path: 'nested/dir/w.duckdb', schema: 'main' },
@@ -184,6 +202,17 @@ describe('Duckdb config', () => {
       path: './w.duckdb',
       schema: 'main',
     })
+  })
+
+  it('takes a memory limit as a size and threads as a positive integer', () => {
+    const config = { path: './w.duckdb', memory_limit: '1.5GiB', threads: 2 }
+    expect(parseConnectorConfig(definition, config, at)).toEqual({ ...config, schema: 'main' })
+    expect(() => parseConnectorConfig(definition, { path: 'w', memory_limit: 'lots' }, at)).toThrow(
+      'skippr.yml: data_sinks.warehouse.Duckdb.memory_limit: a size such as 256MB or 1GiB',
+    )
+    expect(() => parseConnectorConfig(definition, { path: 'w', threads: 0 }, at)).toThrow(
+      'skippr.yml: data_sinks.warehouse.Duckdb.threads:',
+    )
   })
 
   it('rejects unknown keys and a missing path with the config path', () => {

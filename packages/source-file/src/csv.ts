@@ -3,6 +3,10 @@
  * that types are inferred from. Records themselves move as bytes (scan.ts).
  */
 
+const COMMA = 44
+const NEWLINE = 10
+const QUOTE = 34
+
 /** A parsed field: text, or null for an unquoted empty field (NULL in the record formats). */
 export type CsvField = string | null
 
@@ -41,11 +45,23 @@ export function parseCsv(text: string, limit: number): CsvRecord[] {
         fields = []
       }
     } else {
-      field += c
-      i++
+      const end = plainEnd(text, i + 1)
+      field += text.slice(i, end)
+      i = end
     }
   }
   return records
+}
+
+/** Where the unquoted text from `from` ends: at the next comma, newline or quote, or the end. */
+function plainEnd(text: string, from: number): number {
+  let i = from
+  while (i < text.length) {
+    const c = text.charCodeAt(i)
+    if (c === COMMA || c === NEWLINE || c === QUOTE) break
+    i++
+  }
+  return i
 }
 
 /** The quote that closes the quoted section opened at `open`, skipping `""` escapes. */

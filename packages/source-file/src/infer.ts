@@ -57,9 +57,16 @@ function temporalType(text: string): FieldType | undefined {
   return pattern && isCalendarDate(text.slice(0, 10)) ? pattern : undefined
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** `yyyy-mm-dd` names a day of the (proleptic Gregorian) calendar: no 2023-02-29, no month 13. */
 function isCalendarDate(ymd: string): boolean {
-  const date = new Date(`${ymd}T00:00:00Z`)
-  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(ymd)
+  const year = Number(ymd.slice(0, 4))
+  const month = Number(ymd.slice(5, 7))
+  const day = Number(ymd.slice(8, 10))
+  if (month < 1 || month > 12 || day < 1) return false
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number))
 }
 
 /** Accumulates the fields of a sample: first-seen order, types widened over every value. */

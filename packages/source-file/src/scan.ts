@@ -30,20 +30,26 @@ export interface Scan {
  */
 export function scanCsv(bytes: Uint8Array, columns: number): Scan {
   const blanks: number[] = []
+  const n = bytes.length
   let start = 0
   let rows = 0
   let fields = 1
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i] as number
-    // Letters, digits, `-`, `.` and `:` sort above the comma: one comparison passes most bytes.
-    if (c > COMMA) continue
-    if (c === COMMA) {
-      fields++
-    } else if (c === QUOTE) {
+  let i = 0
+  while (i < n) {
+    // Letters, digits, `-`, `.` and `:` sort above the comma: this loop passes most bytes.
+    let c = bytes[i] as number
+    while (c >= COMMA) {
+      if (c === COMMA) fields++
+      if (++i === n) return { end: start, rows, blanks }
+      c = bytes[i] as number
+    }
+    if (c === QUOTE) {
       const close = bytes.indexOf(QUOTE, i + 1)
       if (close === -1) break
-      i = close
-    } else if (c === LF) {
+      i = close + 1
+      continue
+    }
+    if (c === LF) {
       if (i === start || (i === start + 1 && bytes[start] === CR)) {
         blanks.push(start, i + 1)
       } else if (fields !== columns) {
@@ -54,6 +60,7 @@ export function scanCsv(bytes: Uint8Array, columns: number): Scan {
       start = i + 1
       fields = 1
     }
+    i++
   }
   return { end: start, rows, blanks }
 }

@@ -11,8 +11,8 @@ import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js
 import { WalConfigError, WalCorruptError } from './errors.js'
 import { isEpoch } from './frame.js'
 
-/** The slot's fixed costs inside one segment file: its header and one frame header. */
-const SEGMENT_OVERHEAD_BYTES = 32 + 8
+/** The slot's fixed costs inside one segment file: its header, its seal and one frame header. */
+export const SEGMENT_OVERHEAD_BYTES = 32 + 32 + 8
 const META_SUFFIX = '.wal-meta'
 
 export async function openDiskBackend(options: BackendOptions): Promise<WalBackend> {

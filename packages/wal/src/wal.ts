@@ -29,7 +29,7 @@ export interface WalOptions {
   readonly positions: ResumePositions
   /**
    * Committed batches kept in memory until landed, so pending() hands them over without reading them back
-   * (default 0: pending() always reads the log). Only the oldest unlanded ones are kept; the rest, and
+   * (default 0: pending() always reads the log). A commit is kept while fewer are; the others, and
    * everything after a restart, come from disk.
    */
   readonly keepBatches?: number
@@ -106,7 +106,8 @@ export class Wal {
       this.lastCommitted = batch.offset
       this.armSealTimer()
       const id = { pipeline: this.pipeline, epoch: this.epochValue, seq }
-      if (firstFsn !== undefined && this.kept.size < this.keepBatches) this.kept.set(firstFsn, keptBatch(id, batch))
+      if (firstFsn !== undefined && this.kept.size < this.keepBatches)
+        this.kept.set(firstFsn, keptBatch(id, batch))
       return id
     })
   }

@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { openSlot } from '@skippr/sf'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { SEGMENT_OVERHEAD_BYTES } from '../src/disk.js'
 import { encodeBatchFrames } from '../src/frame.js'
 import { type BatchInput, openWal, slotName, type Wal, type WalBatch } from '../src/index.js'
 import { digested, makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
@@ -262,7 +263,7 @@ async function appendTornCommit(epoch: string): Promise<void> {
     offset: 'torn',
     parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }],
   }
-  const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - 40)]
+  const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - SEGMENT_OVERHEAD_BYTES)]
   const slot = await openSlot({
     sfDir: path.join(dataDir, 'wal'),
     senderId: 'bikehire',

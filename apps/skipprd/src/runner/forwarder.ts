@@ -5,8 +5,9 @@
  * the same batch again; `fatal` → stop, the batch stays in the WAL. With `--once` a run gives up
  * after `retryBudgetMs` without progress, leaving the batches for the next run.
  *
- * The sink is opened lazily and opening it is retried like a write, so an unreachable destination
- * does not stop the source from being read into the WAL.
+ * The sink is opened as soon as the forwarder runs, in the background, so it is ready when the first
+ * batch is committed; a failed open is tried again with each write, like the write itself, so an
+ * unreachable destination does not stop the source from being read into the WAL.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
@@ -52,9 +53,16 @@ export class Forwarder {
   private stopped = false
   private readonly stopping = new AbortController()
   private wake: (() => void) | undefined
+  /** The sink's opening, undefined again after a failed one; `sink` once it is open. */
+  private opening: Promise<Sink> | undefined
   private sink: Sink | undefined
-  /** Schema objects the sink has been prepared with (the registry hands out one object per version). */
-  private readonly prepared = new WeakSet<NamespaceSchema>()
+  /** Schema objects the sink is (being) prepared with (the registry hands out one object per version). */
+  private readonly prepared = new WeakMap<NamespaceSchema, Promise<void>>()
+  /**
+   * Marking the last written batch landed (WAL watermark, counters). It runs while the next batch
+   * is written; marks stay in commit order, each after the one before.
+   */
+  private marking: Promise<void> = Promise.resolve()
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -82,23 +90,40 @@ export class Forwarder {
    * rejected batch or an exhausted retry budget.
    */
   async run(): Promise<boolean> {
+    // A failure here is met again, and reported, by the first write.
+    this.openSink().catch(() => {})
     try {
       while (!this.stopped) {
         const seen = this.commits
+        // A pass reads from the WAL's watermark, so the batches written so far must be marked first.
+        await this.marking
         for await (const batch of this.options.wal.pending()) {
           if (this.stopped) break
           await this.land(batch)
         }
+        await this.marking
         if (this.stopped) break
         if (this.finishedAt !== undefined && this.commits === seen) return true
         if (this.commits === seen) await new Promise<void>((resolve) => (this.wake = resolve))
       }
       return false
     } finally {
-      await this.sink
-        ?.close()
-        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'closing the sink failed'))
+      await this.marking.catch(() => undefined)
+      await this.closeSink()
     }
+  }
+
+  /**
+   * A sink still being opened (nothing was written yet) is closed once it is open: the run does not
+   * wait for a destination that does not answer.
+   */
+  private async closeSink(): Promise<void> {
+    const close = (sink: Sink) =>
+      sink
+        .close()
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'closing the sink failed'))
+    if (this.sink) await close(this.sink)
+    else void this.opening?.then(close, () => {})
   }
 
   private signal(): void {
@@ -108,7 +133,7 @@ export class Forwarder {
   }
 
   private async land(batch: WalBatch): Promise<void> {
-    const { wal, fence, progress, logger, chaos } = this.options
+    const { fence, progress, logger, chaos } = this.options
     const key = batchKey(batch.id)
     const parts = await Promise.all(
       batch.parts.map(async (part) => ({
@@ -130,8 +155,10 @@ export class Forwarder {
           logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
         logger.debug({ batch: key, outcome: outcome.status, attempt }, 'batch landed')
         chaos.at('after-land', key)
-        await wal.markLanded(batch.id)
-        await this.options.counters.recordLanded(batch.id, batch.parts)
+        // The previous batch was being marked during this write: a failure there ends the run here.
+        await this.marking
+        this.marking = this.markLanded(batch)
+        this.marking.catch(() => {}) // awaited before the next mark, pass or return
         return
       }
       if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
@@ -152,6 +179,11 @@ export class Forwarder {
       )
       await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => {})
     }
+  }
+
+  private async markLanded(batch: WalBatch): Promise<void> {
+    await this.options.wal.markLanded(batch.id)
+    await this.options.counters.recordLanded(batch.id, batch.parts)
   }
 
   /**
@@ -181,18 +213,32 @@ export class Forwarder {
 
   /** Opens the sink once and prepares every current namespace, so tables exist even before rows arrive. */
   private async openSink(): Promise<Sink> {
-    this.sink ??= await this.options.openSink()
-    for (const schema of this.options.schemas.current()) await this.prepare(this.sink, schema)
-    return this.sink
+    this.opening ??= this.options.openSink().then(
+      (sink) => (this.sink = sink),
+      (error: unknown) => {
+        this.opening = undefined
+        throw error
+      },
+    )
+    const sink = await this.opening
+    for (const schema of this.options.schemas.current()) await this.prepare(sink, schema)
+    return sink
   }
 
-  private async prepare(sink: Sink, schema: NamespaceSchema): Promise<void> {
-    if (this.prepared.has(schema)) return
-    await sink.prepare(schema)
-    this.prepared.add(schema)
+  private prepare(sink: Sink, schema: NamespaceSchema): Promise<void> {
+    let preparing = this.prepared.get(schema)
+    if (preparing === undefined) {
+      preparing = sink.prepare(schema).catch((error: unknown) => {
+        this.prepared.delete(schema)
+        throw error
+      })
+      this.prepared.set(schema, preparing)
+    }
+    return preparing
   }
 
   private async countPending(): Promise<number> {
+    await this.marking.catch(() => undefined)
     let count = 0
     for await (const _ of this.options.wal.pending()) count++
     return count
