@@ -11,7 +11,11 @@ import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js
 import { WalConfigError, WalCorruptError } from './errors.js'
 import { isEpoch } from './frame.js'
 
-/** The slot's fixed costs inside one segment file: its header, its seal and one frame header. */
+/**
+ * The slot's fixed costs inside one segment file: its header, one frame header, and the seal's room at
+ * the end (the slot seals a full file only when its frames leave that room, and a sealed file reopens
+ * without its frames being read).
+ */
 export const SEGMENT_OVERHEAD_BYTES = 32 + 32 + 8
 const META_SUFFIX = '.wal-meta'
 
