@@ -8,6 +8,9 @@ describe('parseCsv', () => {
       ['a,"b"\nc', 'x', null],
     ])
   })
+  it('keeps LF and CRLF inside quoted fields', () => {
+    expect(parseCsv('"x\ny\r\nz",1\r\n')).toEqual([['x\ny\r\nz', '1']])
+  })
   it('accepts CRLF line ends and a last record without a newline', () => {
     expect(parseCsv('a,b\r\nc,d')).toEqual([
       ['a', 'b'],

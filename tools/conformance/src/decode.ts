@@ -1,5 +1,5 @@
 import type { Field, RecordFormat } from '@skippr/connector-api'
-import { parseCsv } from './csv.js'
+import { parseCsv } from '@skippr/connector-api'
 
 /**
  * Rows of a body in one of the contract's record formats: CSV fields map to `fields` by position

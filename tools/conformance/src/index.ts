@@ -1,6 +1,7 @@
 export type { Canonical } from './canonical.js'
 export { canonicalRows, canonicalValue } from './canonical.js'
-export { parseCsv, parseCsvWithHeader } from './csv.js'
+export { writeCrashBatches } from './crash.js'
+export { parseCsvWithHeader } from './csv.js'
 export { decodeRows } from './decode.js'
 export type { BatchSpec, PartSpec, Row } from './fixtures.js'
 export { ALL_TYPES_FIELDS, allTypesSchema, makeBatch, makePart, rawPart, trickyRows } from './fixtures.js'

@@ -1,24 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalValue, parseCsv, parseCsvWithHeader } from '../src/index.js'
+import { canonicalValue, parseCsvWithHeader } from '../src/index.js'
 
-describe('parseCsv', () => {
-  it('tells NULL (unquoted empty) from the empty string (quoted)', () => {
-    expect(parseCsv('1,,""\n')).toEqual([['1', null, '']])
-  })
-
-  it('reads quotes, commas, LF and CRLF inside quoted fields, and CRLF record ends', () => {
-    expect(parseCsv('"a ""b"", c","x\ny\r\nz"\r\n2,\n')).toEqual([
-      ['a "b", c', 'x\ny\r\nz'],
-      ['2', null],
-    ])
-  })
-
+describe('parseCsvWithHeader', () => {
   it('keys records by a header row', () => {
     expect(parseCsvWithHeader('id,"two words"\n1,"x"\n')).toEqual([{ id: '1', 'two words': 'x' }])
-  })
-
-  it('refuses an unterminated quoted field', () => {
-    expect(() => parseCsv('"open')).toThrow(/unterminated/)
   })
 })
 
