@@ -7,6 +7,8 @@ import { rentalCounts } from './support/duckdb.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 const ROWS = 20_000
+/** Two hundred 1,000-row batches: enough that a run is still landing when it is killed, however fast. */
+const CRASH_ROWS = 200_000
 /** Kill rounds of the crash test; the chaos harness (tools/chaos) runs hundreds. */
 const KILLS = Number(process.env.SKIPPR_TEST_KILLS ?? 3)
 
@@ -26,8 +28,8 @@ describe('crash recovery', () => {
   it(`a sync killed with SIGKILL ${KILLS} times, then rerun, lands every row exactly once`, async () => {
     // A killed sync's lease expires after its TTL: keep it short so the next run need not wait 30 s.
     const env = { BUFFER_THRESHOLD_BYTES: '50000', SKIPPR_LEASE_TTL_SECONDS: '1' }
-    // Chunks of 1,000 rows, each its own batch: twenty batches, so each kill lands between two.
-    await p.write('skippr.yml', bikehireConfig({ rows: ROWS, batchRows: 1000 }))
+    // Chunks of 1,000 rows, each its own batch, so each kill lands between two.
+    await p.write('skippr.yml', bikehireConfig({ rows: CRASH_ROWS, batchRows: 1000 }))
     for (let kill = 0; kill < KILLS; kill++) {
       const child = spawnCli(
         ['sync', '--pipeline', 'bikehire', '--once', '--output', 'text', '--log', 'debug'],
@@ -51,7 +53,7 @@ describe('crash recovery', () => {
     }
     const last = await syncOnce(['--output', 'text'], env)
     expect(last.code).toBe(0)
-    expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+    expect(await rentalCounts(warehouse())).toEqual({ rows: CRASH_ROWS, unique: CRASH_ROWS })
   })
 
   it('chaos mode kills the process at a sync point, logging the line first; reruns recover', async () => {
