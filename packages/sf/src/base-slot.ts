@@ -47,6 +47,12 @@ export interface Slot {
   replay(fromFsn?: bigint): AsyncIterable<SlotFrame>
   /** Acks every frame up to `fsn`; resolves once that is durable and fully acked segments are gone. */
   ack(fsn: bigint): Promise<void>
+  /**
+   * Closes the segment being written even if it is not full: appends made before the call stay in it,
+   * later ones start the next segment. A sealed segment can be trimmed once its frames are acked, so a
+   * slow trickle of appends does not keep acked data on disk. A no-op when the segment holds no frames.
+   */
+  seal(): Promise<void>
   stats(): SlotStats
   /** Calls `listener` with the new publishedFsn after each advance. Returns an unsubscribe function. */
   onPublished(listener: (publishedFsn: bigint) => void): () => void
@@ -78,6 +84,7 @@ export abstract class BaseSlot implements Slot {
   abstract get publishedFsn(): bigint
   abstract get ackedFsn(): bigint
   abstract replay(fromFsn?: bigint): AsyncIterable<SlotFrame>
+  abstract seal(): Promise<void>
   abstract ack(fsn: bigint): Promise<void>
   abstract stats(): SlotStats
   abstract markFailed(reason: string): Promise<void>

@@ -81,6 +81,9 @@ class MemorySlot extends BaseSlot {
     }
   }
 
+  /** Memory has no segments: acked frames are freed at once. */
+  async seal(): Promise<void> {}
+
   async ack(fsn: bigint): Promise<void> {
     if (fsn > this.publishedFsn) throw new AckOutOfRangeError(fsn, this.publishedFsn)
     if (fsn <= this.ackedFsn) return

@@ -16,12 +16,14 @@
  *    been used is never reused.
  *  - a gap between a cleanly ended segment and the next one: a segment was removed. Fatal.
  * Ranges at or below the acked watermark were delivered already and are not reported. The highest
- * generation, when it is all zeros, is the writer's unused spare and is deleted.
+ * generation, when its header is all zeros, is the writer's unused spare and is deleted: a segment's header
+ * is written with its first frames and synced before any of them is published, so a blank header means
+ * nothing in the file was ever published (invariant 2 in slot.ts).
  */
 
 import path from 'node:path'
 import { SegmentGapError, SlotCorruptError } from './errors.js'
-import { FRAME_HEADER_BYTES, parseSegmentFileName, SEGMENT_HEADER_BYTES } from './format.js'
+import { FRAME_HEADER_BYTES, isBlankHeader, parseSegmentFileName, SEGMENT_HEADER_BYTES } from './format.js'
 import { readFully, type SlotFs } from './io.js'
 import type { SlotLogger } from './logger.js'
 import { newSegment, type Segment, type SegmentScan, scanSegment } from './segment.js'
@@ -63,7 +65,7 @@ interface Unreadable {
   name: string
   gen: bigint
   fileBytes: number
-  allZero: boolean
+  blankHeader: boolean
   problem: string
 }
 
@@ -154,8 +156,8 @@ export function reportDataLoss(
 }
 
 /**
- * Scans every segment file; readable ones come back ordered by baseSeq. The highest generation, when it
- * is all zeros, is the writer's unused spare, not a segment.
+ * Scans every segment file; readable ones come back ordered by baseSeq. The highest generation, when its
+ * header is blank, is the writer's unused spare, not a segment.
  */
 async function scanAll(
   io: SlotFs,
@@ -171,41 +173,35 @@ async function scanAll(
       const gen = parseSegmentFileName(name)!
       const scan = await scanSegment(io, dir, name)
       if (typeof scan !== 'string') valid.push({ name, gen, scan })
-      else unreadable.push({ name, gen, ...(await zeroCheck(io, path.join(dir, name))), problem: scan })
+      else unreadable.push({ name, gen, ...(await headerCheck(io, path.join(dir, name))), problem: scan })
     }
   }
   await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, worker))
   valid.sort((a, b) => cmp(a.scan.header.baseSeq, b.scan.header.baseSeq))
   const highest = [...valid, ...unreadable].reduce((m, f) => max(m, f.gen), 0n)
-  const spareAt = unreadable.findIndex(
-    (f) => f.gen === highest && f.allZero && f.fileBytes >= SEGMENT_HEADER_BYTES,
-  )
+  const spareAt = unreadable.findIndex((f) => f.gen === highest && f.blankHeader)
   const spare = spareAt < 0 ? undefined : unreadable.splice(spareAt, 1)[0]
   return { valid, unreadable, spare }
 }
 
-async function zeroCheck(io: SlotFs, file: string): Promise<{ fileBytes: number; allZero: boolean }> {
+async function headerCheck(io: SlotFs, file: string): Promise<{ fileBytes: number; blankHeader: boolean }> {
   const f = await io.open(file, 'r')
   try {
     const fileBytes = await f.size()
-    const buf = Buffer.alloc(Math.min(fileBytes, 1024 * 1024))
-    const zeros = Buffer.alloc(buf.length)
-    for (let pos = 0; pos < fileBytes; pos += buf.length) {
-      const n = await readFully(f, buf, 0, Math.min(buf.length, fileBytes - pos), pos)
-      if (!buf.subarray(0, n).equals(zeros.subarray(0, n))) return { fileBytes, allZero: false }
-    }
-    return { fileBytes, allZero: true }
+    const head = Buffer.alloc(SEGMENT_HEADER_BYTES)
+    const n = await readFully(f, head, 0, head.length, 0)
+    return { fileBytes, blankHeader: isBlankHeader(head.subarray(0, n)) }
   } finally {
     await f.close()
   }
 }
 
 function toSegment(f: Readable): Segment {
-  const seg = newSegment(f.gen, f.scan.header.baseSeq, f.scan.fileBytes)
+  // Damage, a torn tail or a previous use may have left bytes anywhere after the frames.
+  const seg = newSegment(f.gen, f.scan.header.baseSeq, f.scan.fileBytes, f.scan.fileBytes)
   seg.count = seg.writtenCount = f.scan.count
   seg.end = seg.writtenEnd = f.scan.end
   seg.checkpoints = f.scan.checkpoints
-  seg.zerosAfterEnd = false // damage or a torn tail may have left bytes there
   return seg
 }
 

@@ -1,6 +1,7 @@
 /**
- * One segment file: its in-memory descriptor, zero-filled preallocation, the seal, and a chunked frame
- * reader used by recovery (to validate) and by replay (to stream).
+ * One segment file: its in-memory descriptor, preallocation of spare files (fresh and zero-filled, or
+ * reused with a blank header), the seal, and a chunked frame reader used by recovery (to validate) and by
+ * replay (to stream).
  */
 import path from 'node:path'
 import {
@@ -10,6 +11,7 @@ import {
   FRAME_HEADER_BYTES,
   FRAME_INCOMPLETE,
   FRAME_INVALID,
+  frameSalt,
   SEAL_BYTES,
   SEGMENT_HEADER_BYTES,
   type Seal,
@@ -27,6 +29,8 @@ export interface Segment {
   /** File name of the segment (`sf-<gen>.sfa`). */
   name: string
   baseSeq: bigint
+  /** `frameSalt(baseSeq)`: the CRC state its frames are checked from. */
+  salt: number
   /** File size: the space this segment holds on disk. */
   fileBytes: number
   /** Frames and end offset visible to readers (published). */
@@ -38,25 +42,31 @@ export interface Segment {
   /** (frame index, offset) pairs, roughly CHECKPOINT_BYTES apart, ascending. */
   checkpoints: Array<[number, number]>
   /**
-   * The file holds only zeros from writtenEnd up to the seal's place: true for a segment started in a
-   * zeroed spare, so reusing its file means zeroing just up to writtenEnd and the seal.
+   * Bytes at or after max(staleEnd, writtenEnd) are zeros, except the seal's place: the extent a later
+   * reuse of the file records as its header's staleEnd.
    */
-  zerosAfterEnd: boolean
+  staleEnd: number
 }
 
-export function newSegment(gen: bigint, baseSeq: bigint, fileBytes: number): Segment {
+export function newSegment(gen: bigint, baseSeq: bigint, fileBytes: number, staleEnd = 0): Segment {
   return {
     gen,
     name: segmentFileName(gen),
     baseSeq,
+    salt: frameSalt(baseSeq),
     fileBytes,
     count: 0,
     end: SEGMENT_HEADER_BYTES,
     writtenCount: 0,
     writtenEnd: SEGMENT_HEADER_BYTES,
     checkpoints: [],
-    zerosAfterEnd: true,
+    staleEnd,
   }
+}
+
+/** What a reuse of this segment's file finds in it: the staleEnd of its next header. */
+export function dirtyExtent(seg: Segment): number {
+  return Math.max(seg.staleEnd, seg.writtenEnd)
 }
 
 /** FSN of the last published frame, or baseSeq - 1 when it has none. */
@@ -88,28 +98,32 @@ export function seek(seg: Segment, index: number): [number, number] {
 }
 
 /**
- * Fills `file` with `bytes` zero bytes and fdatasyncs it: 'w+' creates it, 'r+' overwrites an existing
- * file of that size in place (recycling), where only its first `dirtyBytes` and its seal's place can be
- * non-zero. Writing real zeros (not a sparse file) reserves the blocks now, so a later overwrite does not
- * grow the file and syncs faster, and the zeros mark the end of data for recovery. On failure the file
- * is removed.
- *
- * A recycled file's header is zeroed first, on its own: a reader that still has the file open from its
- * previous use sees its frames change only after its header did.
+ * Creates `file` with `bytes` zero bytes and fdatasyncs it. Writing real zeros (not a sparse file)
+ * reserves the blocks now, so a later overwrite does not grow the file and syncs faster, and the zeros
+ * mark the end of data for recovery. On failure the file is removed.
  */
-export async function createZeroFilledFile(
-  io: SlotFs,
-  file: string,
-  bytes: number,
-  mode: 'w+' | 'r+' = 'w+',
-  dirtyBytes = bytes,
-): Promise<SlotFile> {
-  const f = await io.open(file, mode)
+export async function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
+  const f = await io.open(file, 'w+')
   try {
-    const headerFirst = mode === 'r+' ? Math.min(bytes, SEGMENT_HEADER_BYTES) : 0
-    await writeZeros(f, 0, headerFirst)
-    await writeZeros(f, headerFirst, Math.min(bytes, dirtyBytes))
-    if (dirtyBytes < bytes) await writeZeros(f, Math.max(dirtyBytes, bytes - SEAL_BYTES), bytes)
+    await writeZeros(f, 0, bytes)
+    await f.datasync()
+    return f
+  } catch (e) {
+    await f.close().catch(() => {})
+    await io.unlink(file).catch(() => {})
+    throw e
+  }
+}
+
+/**
+ * Opens a retired segment file for reuse: its header is zeroed and fdatasync'd, so that under its next
+ * name it reads as an unused spare until a new header starts it. Its frames stay (see format.ts). On
+ * failure the file is removed.
+ */
+export async function blankSegmentFile(io: SlotFs, file: string): Promise<SlotFile> {
+  const f = await io.open(file, 'r+')
+  try {
+    await writeZeros(f, 0, SEGMENT_HEADER_BYTES)
     await f.datasync()
     return f
   } catch (e) {
@@ -150,6 +164,8 @@ export class FrameReader {
 
   constructor(
     private readonly file: SlotFile,
+    /** `frameSalt` of the segment's baseSeq. */
+    private readonly salt: number,
     start: number,
     /** Frames never extend past this file offset (file size or published end). */
     public limit: number,
@@ -168,7 +184,7 @@ export class FrameReader {
   /** Payload length of the frame at `pos` (and advances past it), FRAME_INCOMPLETE or FRAME_INVALID. */
   next(): number {
     const at = this.pos - this.bufStart
-    const n = checkFrame(this.buf, at, this.bufLength, this.limit - this.pos)
+    const n = checkFrame(this.buf, at, this.bufLength, this.limit - this.pos, this.salt)
     if (n >= 0) {
       this.payloadAt = at + FRAME_HEADER_BYTES
       this.pos += FRAME_HEADER_BYTES + n
@@ -232,7 +248,7 @@ export interface SegmentScan {
   /** Offset after the last valid frame. */
   end: number
   checkpoints: Array<[number, number]>
-  /** Non-zero bytes after the end of data. */
+  /** Non-zero bytes after the end of data, except what the file's previous use may have left. */
   tornBytes: number
   /** Offset of the last non-zero byte after the end of data, + 1 (end when there is none). */
   tornEnd: number
@@ -272,6 +288,7 @@ export async function scanSegment(io: SlotFs, dir: string, name: string): Promis
     const seg = newSegment(0n, header.baseSeq, fileBytes)
     const reader = new FrameReader(
       file,
+      seg.salt,
       SEGMENT_HEADER_BYTES,
       fileBytes,
       Math.min(READ_CHUNK_BYTES, fileBytes),
@@ -285,7 +302,7 @@ export async function scanSegment(io: SlotFs, dir: string, name: string): Promis
       seg.count++
     }
     const end = reader.pos
-    const tail = await examineTail(file, end, fileBytes)
+    const tail = await examineTail(file, seg.salt, end, fileBytes, header.staleEnd)
     return { header, fileBytes, count: seg.count, end, checkpoints: seg.checkpoints, ...tail, sealed: false }
   } finally {
     await file.close()
@@ -299,33 +316,42 @@ async function readSeal(file: SlotFile, baseSeq: bigint, fileBytes: number): Pro
   return decodeSeal(b.subarray(0, n), baseSeq, fileBytes)
 }
 
-/** Counts non-zero bytes after the end of data and looks for a valid frame among them. */
+/**
+ * Counts non-zero bytes after the end of data and looks for a valid frame among them. In a reused file,
+ * bytes before `staleEnd` and in the seal's place may be the previous use's, so they are not counted as
+ * torn (a torn append there goes uncounted: the count is informational); they are still zeroed on open.
+ */
 async function examineTail(
   file: SlotFile,
+  salt: number,
   end: number,
   fileBytes: number,
+  staleEnd: number,
 ): Promise<{ tornBytes: number; tornEnd: number; damaged: boolean }> {
   const tail = Buffer.allocUnsafe(fileBytes - end)
   const n = await readFully(file, tail, 0, tail.length, end)
+  const countFrom = Math.max(0, staleEnd - end)
+  const countTo = staleEnd > 0 ? n - SEAL_BYTES : n
   let tornBytes = 0
   let last = -1
   for (let i = 0; i < n; i++) {
     if (tail[i] !== 0) {
-      tornBytes++
+      if (i >= countFrom && i < countTo) tornBytes++
       last = i
     }
   }
-  if (tornBytes === 0) return { tornBytes, tornEnd: end, damaged: false }
-  return { tornBytes, tornEnd: end + last + 1, damaged: hasValidFrameAfter(tail.subarray(0, n), last) }
+  if (last < 0) return { tornBytes, tornEnd: end, damaged: false }
+  return { tornBytes, tornEnd: end + last + 1, damaged: hasValidFrameAfter(tail.subarray(0, n), last, salt) }
 }
 
 /**
  * True when a valid frame starts at some offset in 1..lastNonZero of `tail`. An all-zero frame header is
- * never valid, so later offsets cannot start one.
+ * never valid, so later offsets cannot start one. Frames left by the file's previous use never pass: their
+ * CRCs have another salt.
  */
-function hasValidFrameAfter(tail: Buffer, lastNonZero: number): boolean {
+function hasValidFrameAfter(tail: Buffer, lastNonZero: number, salt: number): boolean {
   for (let at = 1; at <= lastNonZero && at + FRAME_HEADER_BYTES <= tail.length; at++) {
-    if (checkFrame(tail, at, tail.length, tail.length - at) >= 0) return true
+    if (checkFrame(tail, at, tail.length, tail.length - at, salt) >= 0) return true
   }
   return false
 }

@@ -5,12 +5,13 @@
  *   .lock.owner/         the lock: owner.json (host, PID, instance, heartbeat) (lock.ts)
  *   .failed              optional: UTF-8 reason a drainer gave up; orphan scans skip the slot
  *   .ack-watermark       optional: 16-byte cumulative acked FSN (watermark.ts, format.ts)
- *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros up to
- *                        the preallocated file size; once the writer has moved on to the next segment,
- *                        its last 32 bytes hold the seal if the frames left them free (format.ts)
- *   sf-<gen>.sfa         (the highest generation, all zeros) the spare: the next segment, zero-filled
- *                        ahead of the writer as `.tmp` (a fresh file, or a retired one zeroed in place),
- *                        then renamed; recovery deletes spares and `.tmp` files
+ *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros (or, in a
+ *                        reused file, what its previous use left) up to the preallocated file size; once
+ *                        the writer has moved on to the next segment, its last 32 bytes hold the seal if
+ *                        the frames left them free (format.ts)
+ *   sf-<gen>.sfa         (the highest generation, blank header) the spare: the next segment, prepared ahead
+ *                        of the writer as `.tmp` (a fresh zero-filled file, or a retired one whose header
+ *                        is zeroed), then renamed; recovery deletes spares and `.tmp` files
  *   sf-<gen>.sfa.tmp     a trimmed segment retired for reuse as a later spare (writer.ts)
  *
  * Invariants:
@@ -165,7 +166,7 @@ async function openAppendable(s: Settings, r: Recovered): Promise<ActiveSegment 
     await writeFully(file, zeros, 0, zeros.length, segment.end)
     await file.datasync()
   }
-  segment.zerosAfterEnd = true // tornEnd is past its last non-zero byte
+  segment.staleEnd = 0 // tornEnd is past its last non-zero byte
   return { seg: segment, file, dirty: false }
 }
 
@@ -332,6 +333,11 @@ class DiskSlot extends BaseSlot {
     if (freed) this.wakeAppenders()
   }
 
+  seal(): Promise<void> {
+    if (this.closing) return Promise.reject(new SlotClosedError(this.s.dir, 'it was closed'))
+    return this.writer.sealActive()
+  }
+
   // ---- replay ----
 
   async *replay(fromFsn?: bigint): AsyncGenerator<SlotFrame> {
@@ -366,6 +372,7 @@ class DiskSlot extends BaseSlot {
     let [index, offset] = seek(seg, Number(from - seg.baseSeq))
     const reader = new FrameReader(
       file,
+      seg.salt,
       offset,
       seg.end,
       Math.min(MiB, Math.max(64 * 1024, seg.end - offset)),
@@ -376,7 +383,8 @@ class DiskSlot extends BaseSlot {
       let n = reader.nextFrame()
       if (typeof n !== 'number') {
         n = await n
-        // Trimmed during the read: its file may be zeroed for reuse already, so trust nothing read now.
+        // Trimmed during the read: its file may hold a new segment already, whose frames fail this
+        // segment's checks without being damage.
         if (!this.segments.includes(seg)) return
       }
       if (n < 0) {

@@ -12,9 +12,10 @@
  * Trimming may delete segments at any time. Every segment file is opened before the watermark is
  * read, and an open file stays readable after it is unlinked, so the frames above the watermark are
  * all in files already open. A segment that vanishes between listing and opening makes it list again.
- * Trimmed segments may also be reused for new frames while a snapshot holds them open: every frame
- * is returned only after the segment's header is seen unchanged (`stillHolds`), so the snapshot
- * ends early rather than return a reused file's frames under old FSNs.
+ * Trimmed segments may also be reused for new frames while a snapshot holds them open. The new
+ * frames fail the old segment's CRC checks, but frames skipped by their length fields are not checked,
+ * so every frame is returned only after the segment's header is seen unchanged (`stillHolds`), and
+ * the snapshot ends early rather than return a reused file's frames under old FSNs.
  */
 import path from 'node:path'
 import type { SlotFrame } from './base-slot.js'
@@ -22,6 +23,7 @@ import { SlotIoError } from './errors.js'
 import {
   decodeSegmentHeader,
   FRAME_HEADER_BYTES,
+  frameSalt,
   parseSegmentFileName,
   SEGMENT_HEADER_BYTES,
 } from './format.js'
@@ -170,12 +172,12 @@ async function* readFrames(segment: OpenSegment, fromFsn: bigint): AsyncGenerato
     if (n === 0 || pos + FRAME_HEADER_BYTES + n > size) return
     pos += FRAME_HEADER_BYTES + n
   }
-  const reader = new FrameReader(segment.file, pos, size)
+  const reader = new FrameReader(segment.file, frameSalt(segment.baseSeq), pos, size)
   for (; ; fsn++) {
     const n = await reader.nextFrame()
     if (n < 0) return
     const payload = Buffer.from(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n))
-    // Checked after the read: the writer zeroes a reused file's header before anything else.
+    // Checked after the read: the writer blanks a reused file's header before anything else.
     if (!(await stillHolds(segment))) return
     yield { fsn, payload }
   }
@@ -183,8 +185,8 @@ async function* readFrames(segment: OpenSegment, fromFsn: bigint): AsyncGenerato
 
 /**
  * Whether the open file still is the segment it was when opened. Trimmed segments are kept and
- * reused as new ones: the writer zeroes the header first, then writes frames, then the new header
- * (a higher baseSeq). So a frame read before the header still shows the old baseSeq is the old
+ * reused as new ones: the writer blanks the header first, then writes the new header (a higher
+ * baseSeq) and frames. So a frame read before the header still shows the old baseSeq is the old
  * segment's, and a frame that could be the new segment's is never returned under an old FSN.
  */
 async function stillHolds(segment: OpenSegment): Promise<boolean> {

@@ -4,9 +4,11 @@
  * by one flush loop; appends queued while a write or fdatasync runs form the next batch and share its sync.
  *
  * Trimmed segments are retired (renamed `.tmp`, up to MAX_RETIRED) rather than deleted, and the next spare
- * is made from a retired file when there is one: zeroing blocks that are already allocated costs far less
- * than allocating new ones, and whether an acked segment is at hand does not then depend on whether the
- * acks arrived before or after the rotation that needed it.
+ * is made from a retired file when there is one: overwriting blocks that are already allocated syncs far
+ * faster than allocating new ones, and only its header needs zeroing, since its old frames cannot pass for
+ * new ones (format.ts). Whether an acked segment is at hand does not then depend on whether the acks
+ * arrived before or after the rotation that needed it. Frame CRCs are set when the writer knows the
+ * segment a frame lands in.
  */
 import path from 'node:path'
 import type { Durability } from './base-slot.js'
@@ -20,9 +22,17 @@ import {
   SEAL_BYTES,
   SEGMENT_HEADER_BYTES,
   segmentFileName,
+  setFrameCrc,
 } from './format.js'
 import { errorCode, type SlotFile, type SlotFs, writeFully } from './io.js'
-import { createZeroFilledFile, newSegment, noteFrame, type Segment } from './segment.js'
+import {
+  blankSegmentFile,
+  createZeroFilledFile,
+  dirtyExtent,
+  newSegment,
+  noteFrame,
+  type Segment,
+} from './segment.js'
 
 const MiB = 1024 * 1024
 /** Retired segment files kept for reuse; trimming deletes any beyond this. */
@@ -95,11 +105,13 @@ class Batch {
 interface Spare {
   gen: bigint
   file: SlotFile
+  /** Where the file's previous use may have left bytes (0: fresh). */
+  staleEnd: number
 }
 
 interface Retired {
   name: string
-  dirtyBytes: number
+  staleEnd: number
 }
 
 /** A failure after which earlier-written frames of the batch stay valid and the writer carries on. */
@@ -121,6 +133,8 @@ export class SegmentWriter {
   private flushing = false
   private flushed: Promise<void> = Promise.resolve()
   private syncWanted = false
+  /** Callers of sealActive waiting for the flush loop to seal the active segment. */
+  private sealWaiters: Waiter[] = []
   private stopped: Error | undefined
 
   constructor(
@@ -170,6 +184,15 @@ export class SegmentWriter {
     this.kick()
   }
 
+  /** Seals the active segment once the appends queued so far are written; later ones start the next. */
+  sealActive(): Promise<void> {
+    if (this.stopped) return Promise.reject(this.stopped)
+    return new Promise<void>((resolve, reject) => {
+      this.sealWaiters.push({ resolve: () => resolve(), reject })
+      this.kick()
+    })
+  }
+
   /** Resolves once everything queued so far is written (or rejected). */
   async drain(): Promise<void> {
     if (this.fill.waiters.length > 0) this.kick()
@@ -181,6 +204,7 @@ export class SegmentWriter {
     this.stopped ??= error
     this.fill.rejectFrom(0, error)
     this.fill.reset()
+    for (const waiter of this.sealWaiters.splice(0)) waiter.reject(error)
   }
 
   /** Syncs data written without a sync ('periodic' and 'memory' modes) before a clean close. */
@@ -206,7 +230,7 @@ export class SegmentWriter {
     if (!this.stopped && seg.fileBytes === this.s.segmentBytes && this.retired.length < MAX_RETIRED) {
       const name = `${seg.name}.tmp`
       await this.s.io.rename(this.path(seg.name), this.path(name))
-      this.retired.push({ name, dirtyBytes: seg.zerosAfterEnd ? seg.writtenEnd : seg.fileBytes })
+      this.retired.push({ name, staleEnd: dirtyExtent(seg) })
     } else {
       await this.s.io.unlink(this.path(seg.name))
     }
@@ -265,6 +289,7 @@ export class SegmentWriter {
     try {
       while (!this.stopped) {
         if (this.fill.waiters.length > 0) await this.flushBatch()
+        else if (this.sealWaiters.length > 0) await this.sealNow()
         else if (this.syncWanted) {
           this.syncWanted = false
           await this.syncIfDirty().catch((e) => this.fail(ioError(this.s.dir, 'syncing', e)))
@@ -312,6 +337,7 @@ export class SegmentWriter {
         let bytes = 0
         while (j < n && bytes + batch.sizes[j]! <= this.free(a)) bytes += batch.sizes[j++]!
         a.dirty = true
+        for (let k = i, at = offset; k < j; k++) at = setFrameCrc(batch.buf, at, a.seg.salt)
         await writeFully(a.file, batch.buf, offset, bytes, a.seg.writtenEnd)
         for (let k = i, at = a.seg.writtenEnd; k < j; at += batch.sizes[k++]!)
           noteFrame(a.seg, a.seg.writtenCount++, at)
@@ -364,15 +390,40 @@ export class SegmentWriter {
     const old = this.active
     if (old) await this.syncActive(old)
     const spare = await this.takeSpare()
-    const seg = newSegment(spare.gen, baseSeq, this.s.segmentBytes)
+    const seg = newSegment(spare.gen, baseSeq, this.s.segmentBytes, spare.staleEnd)
     this.active = { seg, file: spare.file, dirty: true }
     this.segments.push(seg)
+    const header = encodeSegmentHeader(baseSeq, Date.now(), spare.staleEnd)
     await Promise.all([
-      writeFully(spare.file, encodeSegmentHeader(baseSeq, Date.now()), 0, SEGMENT_HEADER_BYTES, 0),
+      writeFully(spare.file, header, 0, SEGMENT_HEADER_BYTES, 0),
       old && this.seal(old.seg, old.file).then(() => old.file.close()),
     ])
     this.prepareSpare()
     this.hooks.rotated()
+  }
+
+  /**
+   * Ends the active segment early (sealActive): nothing is queued, so the next frame plans and starts a
+   * new segment, while this one is synced (invariant 3), sealed and closed.
+   */
+  private async sealNow(): Promise<void> {
+    const waiters = this.sealWaiters.splice(0)
+    const old = this.active
+    try {
+      if (old && old.seg.writtenCount > 0) {
+        this.active = undefined
+        this.resetPlan()
+        await this.syncActive(old)
+        await this.seal(old.seg, old.file)
+        await old.file.close()
+        this.hooks.rotated()
+      }
+      for (const waiter of waiters) waiter.resolve(0n)
+    } catch (e) {
+      const error = ioError(this.s.dir, 'sealing a segment', e)
+      for (const waiter of waiters) waiter.reject(error)
+      this.fail(error)
+    }
   }
 
   /**
@@ -390,21 +441,16 @@ export class SegmentWriter {
 
   /**
    * Prepares the next segment in the background while there is room for it (invariant 5): a retired
-   * file zeroed in place, or else a new zero-filled file.
+   * file with a blank header, or else a new zero-filled file.
    */
   private prepareSpare(): void {
     if (this.spare || this.stopped) return
     const reuse = this.retired.shift()
     if (reuse === undefined && this.segments.length + 1 > this.s.maxSegments) return
-    const gen = this.nextGen++
-    this.spare = this.readySpare(gen, this.zeroFill(gen, reuse))
-  }
-
-  private readySpare(gen: bigint, file: Promise<SlotFile>): Promise<Spare | Error> {
-    return file.then(
-      (f) => {
+    this.spare = this.makeSpare(this.nextGen++, reuse).then(
+      (spare) => {
         this.spareReady = true
-        return { gen, file: f }
+        return spare
       },
       (e: Error) => e,
     )
@@ -415,9 +461,8 @@ export class SegmentWriter {
     this.spare = undefined
     this.spareReady = false
     if (ready && !(ready instanceof Error)) return ready
-    const gen = this.nextGen++
     try {
-      return { gen, file: await this.zeroFill(gen, this.retired.shift()) }
+      return await this.makeSpare(this.nextGen++, this.retired.shift())
     } catch (e) {
       if (errorCode(e) !== 'ENOSPC') throw e
       throw new RotationDiskFull('', { cause: new DiskFullError(this.s.dir, 'creating a segment', e) })
@@ -425,18 +470,19 @@ export class SegmentWriter {
   }
 
   /**
-   * Zero-fills a new `<gen>.tmp`, or a retired file in place, then gives it its segment name durably. A
-   * spare is all zeros under its final name, so activating it costs only the header and frame writes
-   * and their fdatasync; recovery recognises an all-zero segment file as an unused spare.
+   * Makes a spare from a retired file (header zeroed) or a new zero-filled `<gen>.tmp`, then gives it its
+   * segment name durably. A spare's header is blank under its final name, so activating it costs only the
+   * header and frame writes and their fdatasync; recovery recognises a blank header as an unused spare.
    */
-  private async zeroFill(gen: bigint, reuse?: Retired): Promise<SlotFile> {
+  private async makeSpare(gen: bigint, reuse?: Retired): Promise<Spare> {
     const tmp = reuse ? this.path(reuse.name) : this.tmpPath(gen)
-    const mode = reuse ? 'r+' : 'w+'
-    const file = await createZeroFilledFile(this.s.io, tmp, this.s.segmentBytes, mode, reuse?.dirtyBytes)
+    const file = reuse
+      ? await blankSegmentFile(this.s.io, tmp)
+      : await createZeroFilledFile(this.s.io, tmp, this.s.segmentBytes)
     try {
       await this.s.io.rename(tmp, this.path(segmentFileName(gen)))
       await this.s.io.syncDir(this.s.dir)
-      return file
+      return { gen, file, staleEnd: reuse?.staleEnd ?? 0 }
     } catch (e) {
       await file.close().catch(() => {})
       throw e

@@ -11,6 +11,8 @@ import {
   encodeWatermark,
   FRAME_INCOMPLETE,
   FRAME_INVALID,
+  frameSalt,
+  isBlankHeader,
   parseSegmentFileName,
   segmentFileName,
 } from '../src/format.js'
@@ -18,9 +20,13 @@ import {
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 
 // Fixed bytes: the on-disk format is a contract with every future version of this package.
-const HEADER = hex('534b5346 0100 0000 0500000000000000 0068e5cf8b010000 c6cd827e 00000000')
-const FRAME_HI = hex('59725a88 02000000 6869')
-const FRAME_EMPTY = hex('c74b6748 00000000')
+const HEADER = hex('534b5346 0200 0000 0500000000000000 0068e5cf8b010000 00000000 0820f2f0')
+// A reused file whose previous segment's bytes reach offset 4000.
+const HEADER_STALE = hex('534b5346 0200 0000 0500000000000000 0068e5cf8b010000 a00f0000 10a7d639')
+// Frames of the segment from FSN 5.
+const FRAME_HI = hex('8d4feda8 02000000 6869')
+const FRAME_EMPTY = hex('ad31d6df 00000000')
+const SALT_5 = frameSalt(5n)
 const WATERMARK_258 = hex('534b4157 0c645376 0201000000000000')
 // The seal of a segment from FSN 5 holding 3 frames that end at offset 356.
 const SEAL = hex('534b534c 22dee9cb 0500000000000000 03000000 64010000 0000000000000000')
@@ -34,15 +40,29 @@ describe('CRC32C', () => {
 describe('segment header', () => {
   it('encodes to the fixed bytes', () => {
     expect(encodeSegmentHeader(5n, 1_700_000_000_000)).toEqual(HEADER)
+    expect(encodeSegmentHeader(5n, 1_700_000_000_000, 4000)).toEqual(HEADER_STALE)
   })
 
   it('decodes the fixed bytes', () => {
     expect(decodeSegmentHeader(HEADER)).toEqual({
-      version: 1,
+      version: 2,
       flags: 0,
       baseSeq: 5n,
       createdAtMs: 1_700_000_000_000,
+      staleEnd: 0,
     })
+    expect(decodeSegmentHeader(HEADER_STALE)).toMatchObject({ staleEnd: 4000 })
+  })
+
+  it('refuses a format version it does not know, naming it', () => {
+    const v1 = hex('534b5346 0100 0000 0500000000000000 0068e5cf8b010000 c6cd827e 00000000')
+    expect(decodeSegmentHeader(v1)).toBe('unsupported format version 1 (this reader knows 2)')
+  })
+
+  it('tells a blank header (an unused spare) from any other', () => {
+    expect(isBlankHeader(Buffer.alloc(32))).toBe(true)
+    expect(isBlankHeader(HEADER)).toBe(false)
+    expect(isBlankHeader(Buffer.alloc(31))).toBe(false)
   })
 
   it('explains why bytes are not a header', () => {
@@ -56,32 +76,46 @@ describe('segment header', () => {
 
 describe('frame', () => {
   it('encodes to the fixed bytes', () => {
-    expect(encodeFrame(Buffer.from('hi'))).toEqual(FRAME_HI)
-    expect(encodeFrame(new Uint8Array(0))).toEqual(FRAME_EMPTY)
+    expect(encodeFrame(Buffer.from('hi'), SALT_5)).toEqual(FRAME_HI)
+    expect(encodeFrame(new Uint8Array(0), SALT_5)).toEqual(FRAME_EMPTY)
+  })
+
+  it("has a CRC32C over the segment's baseSeq, then the length and payload", () => {
+    const baseSeq = Buffer.alloc(8)
+    baseSeq.writeBigUInt64LE(5n)
+    expect(FRAME_HI.readUInt32LE(0)).toBe(crc32c(Buffer.concat([baseSeq, FRAME_HI.subarray(4)])))
   })
 
   it('checks a valid frame and returns its payload length', () => {
-    expect(checkFrame(FRAME_HI, 0, FRAME_HI.length, 100)).toBe(2)
-    expect(checkFrame(FRAME_EMPTY, 0, FRAME_EMPTY.length, 8)).toBe(0)
+    expect(checkFrame(FRAME_HI, 0, FRAME_HI.length, 100, SALT_5)).toBe(2)
+    expect(checkFrame(FRAME_EMPTY, 0, FRAME_EMPTY.length, 8, SALT_5)).toBe(0)
+  })
+
+  it("never passes in another segment: a reused file's old frames are not new ones", () => {
+    for (const other of [4n, 6n, 5n + (1n << 32n), 0n]) {
+      expect(checkFrame(FRAME_HI, 0, FRAME_HI.length, 100, frameSalt(other)), `${other}`).toBe(FRAME_INVALID)
+    }
   })
 
   it('never accepts zero fill, so preallocated space ends the data', () => {
     const zeros = Buffer.alloc(64)
-    expect(checkFrame(zeros, 0, zeros.length, zeros.length)).toBe(FRAME_INVALID)
+    for (let baseSeq = 0n; baseSeq < 1000n; baseSeq++) {
+      expect(checkFrame(zeros, 0, zeros.length, zeros.length, frameSalt(baseSeq))).toBe(FRAME_INVALID)
+    }
   })
 
   it('rejects any single flipped bit', () => {
     for (let bit = 0; bit < FRAME_HI.length * 8; bit++) {
       const b = Buffer.from(FRAME_HI)
       b[bit >> 3]! ^= 1 << (bit & 7)
-      expect(checkFrame(b, 0, b.length, b.length), `bit ${bit}`).toBeLessThan(0)
+      expect(checkFrame(b, 0, b.length, b.length, SALT_5), `bit ${bit}`).toBeLessThan(0)
     }
   })
 
   it('asks for more bytes when the frame is cut by the buffer, not by its limit', () => {
-    expect(checkFrame(FRAME_HI, 0, 5, 100)).toBe(FRAME_INCOMPLETE)
-    expect(checkFrame(FRAME_HI, 0, 9, 100)).toBe(FRAME_INCOMPLETE)
-    expect(checkFrame(FRAME_HI, 0, 9, 9)).toBe(FRAME_INVALID)
+    expect(checkFrame(FRAME_HI, 0, 5, 100, SALT_5)).toBe(FRAME_INCOMPLETE)
+    expect(checkFrame(FRAME_HI, 0, 9, 100, SALT_5)).toBe(FRAME_INCOMPLETE)
+    expect(checkFrame(FRAME_HI, 0, 9, 9, SALT_5)).toBe(FRAME_INVALID)
   })
 })
 

@@ -219,6 +219,30 @@ describe('recovery', () => {
     await slot.close()
   })
 
+  it('deletes a reused spare (highest generation, blank header, old frames) without a report', async () => {
+    const sfDir = await threeSegments()
+    const reused = await readFile(segmentPath(sfDir, 1))
+    reused.fill(0, 0, 32)
+    await writeFile(segmentPath(sfDir, 9), reused)
+    const { slot, logger, fsns } = await reopen(sfDir)
+    expect(fsns).toEqual(range(1, 100))
+    expect(logger.text('error')).toBe('')
+    expect(await readdir(path.join(sfDir, 'default'))).not.toContain('sf-0000000000000009.sfa')
+    await slot.close()
+  })
+
+  it('a blank header below the highest generation is an unreadable segment, not a spare', async () => {
+    const sfDir = await threeSegments()
+    const seg2 = await readFile(segmentPath(sfDir, 2))
+    seg2.fill(0, 0, 32)
+    await writeFile(segmentPath(sfDir, 2), seg2)
+    const { slot, logger, fsns } = await reopen(sfDir)
+    expect(logger.text('error')).toMatch(/sf-0000000000000002\.sfa .* unusable header/)
+    expect(slot.stats().dataLoss).toMatchObject([{ fromFsn: 38n, toFsn: 74n, exact: true }])
+    expect(fsns).toEqual([...range(1, 37), ...range(75, 100)])
+    await slot.close()
+  })
+
   it('segments whose FSN ranges overlap are refused with SF_SLOT_CORRUPT', async () => {
     const sfDir = await threeSegments()
     await copyFile(segmentPath(sfDir, 2), segmentPath(sfDir, 9))

@@ -1,16 +1,32 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { encodeFrame, encodeSeal, encodeSegmentHeader } from '../src/format.js'
+import { encodeFrame, encodeSeal, encodeSegmentHeader, frameSalt } from '../src/format.js'
 import { nodeFs, writeFully } from '../src/io.js'
-import { createZeroFilledFile, FRAME_END, FrameReader, scanSegment } from '../src/segment.js'
+import {
+  blankSegmentFile,
+  createZeroFilledFile,
+  FRAME_END,
+  FrameReader,
+  scanSegment,
+} from '../src/segment.js'
 import { payload, tmpSfDir } from './support/helpers.js'
 
-async function segmentFile(frames: Buffer[], size: number, tail?: Buffer) {
+const SALT_1 = frameSalt(1n)
+const frame = (p: Buffer, salt = SALT_1): Buffer => encodeFrame(p, salt)
+
+/** A zero-filled segment file starting at FSN 1: its header, then these frames and tail. */
+async function segmentFile(
+  frames: Buffer[],
+  size: number,
+  tail?: Buffer,
+  options: { staleEnd?: number } = {},
+) {
   const dir = await tmpSfDir()
-  const file = await createZeroFilledFile(nodeFs, path.join(dir, 'sf-0000000000000001.sfa'), size)
+  const name = path.join(dir, 'sf-0000000000000001.sfa')
+  const file = await createZeroFilledFile(nodeFs, name, size)
   let at = 0
-  for (const b of [encodeSegmentHeader(1n, 0), ...frames, ...(tail ? [tail] : [])]) {
+  for (const b of [encodeSegmentHeader(1n, 0, options.staleEnd), ...frames, ...(tail ? [tail] : [])]) {
     await writeFully(file, b, 0, b.length, at)
     at += b.length
   }
@@ -27,24 +43,28 @@ describe('createZeroFilledFile', () => {
     expect(b.every((x) => x === 0)).toBe(true)
     await f.close()
   })
+})
 
-  it('recycling zeroes just the dirty extent and the seal place', async () => {
+describe('blankSegmentFile', () => {
+  it('zeroes only the header of a file being reused', async () => {
     const file = path.join(await tmpSfDir(), 'x')
     await writeFile(file, Buffer.alloc(4096, 0xff))
-    const f = await createZeroFilledFile(nodeFs, file, 4096, 'r+', 1000)
+    const f = await blankSegmentFile(nodeFs, file)
     await f.close()
     const b = await readFile(file)
-    expect(b.subarray(0, 1000).every((x) => x === 0)).toBe(true)
-    expect(b.subarray(1000, 4064).every((x) => x === 0xff)).toBe(true)
-    expect(b.subarray(4064).every((x) => x === 0)).toBe(true)
+    expect(b.subarray(0, 32).every((x) => x === 0)).toBe(true)
+    expect(b.subarray(32).every((x) => x === 0xff)).toBe(true)
   })
 })
 
 describe('FrameReader', () => {
   it('reads frames across chunk boundaries and frames larger than its buffer', async () => {
     const payloads = [payload(1, 10), payload(2, 5000), payload(3, 3), payload(4, 700)]
-    const { file } = await segmentFile(payloads.map(encodeFrame), 16384)
-    const reader = new FrameReader(file, 32, 16384, 64)
+    const { file } = await segmentFile(
+      payloads.map((p) => frame(p)),
+      16384,
+    )
+    const reader = new FrameReader(file, SALT_1, 32, 16384, 64)
     for (const p of payloads) {
       const n = await reader.nextFrame()
       expect(n).toBe(p.length)
@@ -55,8 +75,8 @@ describe('FrameReader', () => {
   })
 
   it('stops exactly at its limit', async () => {
-    const { file } = await segmentFile([encodeFrame(payload(1, 10))], 4096)
-    const reader = new FrameReader(file, 32, 32 + 18)
+    const { file } = await segmentFile([frame(payload(1, 10))], 4096)
+    const reader = new FrameReader(file, SALT_1, 32, 32 + 18)
     expect(await reader.nextFrame()).toBe(10)
     expect(await reader.nextFrame()).toBe(FRAME_END)
     await file.close()
@@ -65,8 +85,8 @@ describe('FrameReader', () => {
 
 describe('scanSegment', () => {
   it('counts frames, finds the end and reports a torn tail', async () => {
-    const half = encodeFrame(payload(9, 100)).subarray(0, 60)
-    const { dir, file } = await segmentFile([encodeFrame(payload(1)), encodeFrame(payload(2))], 4096, half)
+    const half = frame(payload(9, 100)).subarray(0, 60)
+    const { dir, file } = await segmentFile([frame(payload(1)), frame(payload(2))], 4096, half)
     await file.close()
     const scan = await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')
     expect(scan).toMatchObject({ count: 2, end: 32 + 2 * 108, damaged: false, fileBytes: 4096 })
@@ -76,7 +96,7 @@ describe('scanSegment', () => {
   })
 
   it('takes count and end from a valid seal without reading the frames', async () => {
-    const frames = [1, 2, 3].map((i) => encodeFrame(payload(i)))
+    const frames = [1, 2, 3].map((i) => frame(payload(i)))
     frames[1]![20]! ^= 1 // damage that only replay will see
     const { dir, file } = await segmentFile(frames, 4096)
     await writeFully(file, encodeSeal({ baseSeq: 1n, count: 3, end: 32 + 3 * 108 }), 0, 32, 4096 - 32)
@@ -91,7 +111,7 @@ describe('scanSegment', () => {
   })
 
   it('walks the frames when the seal belongs to another header', async () => {
-    const { dir, file } = await segmentFile([encodeFrame(payload(1))], 4096)
+    const { dir, file } = await segmentFile([frame(payload(1))], 4096)
     await writeFully(file, encodeSeal({ baseSeq: 7n, count: 3, end: 32 + 3 * 108 }), 0, 32, 4096 - 32)
     await file.close()
     expect(await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')).toMatchObject({
@@ -101,7 +121,7 @@ describe('scanSegment', () => {
   })
 
   it('tells damage (a valid frame after the invalid one) from a torn tail', async () => {
-    const frames = [1, 2, 3].map((i) => encodeFrame(payload(i)))
+    const frames = [1, 2, 3].map((i) => frame(payload(i)))
     frames[1]![20]! ^= 1
     const { dir, file } = await segmentFile(frames, 4096)
     await file.close()
@@ -109,5 +129,37 @@ describe('scanSegment', () => {
       count: 1,
       damaged: true,
     })
+  })
+
+  it('in a reused file, ends at the new frames and neither counts the old ones as torn nor as damage', async () => {
+    // The previous segment (from FSN 900) filled the file with 8 frames and a seal.
+    const old = Array.from({ length: 8 }, (_, i) => frame(payload(i, 400), frameSalt(900n)))
+    const oldEnd = 32 + 8 * 408
+    const { dir, file } = await segmentFile(old, 4096)
+    await writeFully(file, encodeSeal({ baseSeq: 900n, count: 8, end: oldEnd }), 0, 32, 4096 - 32)
+    // Reused from FSN 1: a new header and two shorter frames over the old ones.
+    const fresh = [frame(payload(1)), frame(payload(2))]
+    let at = 0
+    for (const b of [encodeSegmentHeader(1n, 0, oldEnd), ...fresh]) {
+      await writeFully(file, b, 0, b.length, at)
+      at += b.length
+    }
+    await file.close()
+    const scan = await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')
+    expect(scan).toMatchObject({ count: 2, end: 32 + 2 * 108, tornBytes: 0, damaged: false, sealed: false })
+    if (typeof scan === 'string') throw new Error(scan)
+    expect(scan.tornEnd).toBeGreaterThan(4096 - 32) // up to the old seal: zeroed before appending resumes
+  })
+
+  it('in a reused file, still counts a torn append past what the old segment left', async () => {
+    const torn = frame(payload(9, 100)).subarray(0, 60)
+    const { dir, file } = await segmentFile([frame(payload(1)), frame(payload(2))], 4096, torn, {
+      staleEnd: 100,
+    })
+    await file.close()
+    const scan = await scanSegment(nodeFs, dir, 'sf-0000000000000001.sfa')
+    if (typeof scan === 'string') throw new Error(scan)
+    expect(scan.count).toBe(2)
+    expect(scan.tornBytes).toBeGreaterThan(50)
   })
 })

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { openSlot } from '../src/slot.js'
@@ -76,7 +76,7 @@ describe('openSlot: append, replay, ack, reopen', () => {
     await slot.close()
   })
 
-  it('recycles a trimmed segment as the next spare: same blocks, zeroed, renamed', async () => {
+  it('recycles a trimmed segment as the next spare: same blocks, header blanked, renamed', async () => {
     const sfDir = await tmpSfDir()
     const slot = await openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096 })
     const dir = path.join(sfDir, 'default')
@@ -87,13 +87,15 @@ describe('openSlot: append, replay, ack, reopen', () => {
     expect(slot.stats().segments).toBe(2) // no room left for a spare
     const inode = (await stat(path.join(dir, 'sf-0000000000000001.sfa'))).ino
     await slot.ack(37n)
-    // zeroed in place in the background, then named as the next segment
+    // its header blanked in the background, then named as the next segment; its old frames stay
     const spare = path.join(dir, 'sf-0000000000000003.sfa')
     for (let i = 0; i < 100 && !(await stat(spare).catch(() => undefined)); i++) {
       await new Promise((r) => setTimeout(r, 50))
     }
     expect((await stat(spare)).ino).toBe(inode)
-    expect((await readFile(spare)).every((b) => b === 0)).toBe(true)
+    const bytes = await readFile(spare)
+    expect(bytes.subarray(0, 32).every((b) => b === 0)).toBe(true)
+    expect(bytes.subarray(32).some((b) => b !== 0)).toBe(true)
     await appendAll(
       slot,
       Array.from({ length: 37 }, (_, i) => payload(100 + i, 100)),
@@ -103,6 +105,62 @@ describe('openSlot: append, replay, ack, reopen', () => {
     expect(frames.map((f) => f.fsn)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(38 + i)))
     expect(Buffer.from(frames.at(-1)!.payload)).toEqual(payload(136, 100))
     await slot.close()
+  })
+
+  it("after a crash, a reused file's old frames never pass for new ones, even at the same offsets", async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096 })
+    const dir = path.join(sfDir, 'default')
+    const frames = Array.from({ length: 76 }, (_, i) => payload(1000 + i, 100)) // all 108 bytes on disk
+    await appendAll(slot, frames.slice(0, 40)) // 37 in segment 1, 3 in segment 2
+    await slot.ack(37n) // segment 1's file becomes the spare, its 37 frames left in place
+    await appendAll(slot, frames.slice(40)) // fills segment 2, then 2 frames over the old file's first 2
+    const reusedFrom = await readFile(path.join(dir, 'sf-0000000000000003.sfa'))
+    expect(reusedFrom.subarray(32 + 2 * 108, 32 + 3 * 108).some((b) => b !== 0)).toBe(true) // old frame 3
+    // A crash now: copy the durable files while the slot still runs, and open the copy.
+    const crashed = await tmpSfDir()
+    await cp(dir, path.join(crashed, 'default'), { recursive: true, filter: (f) => !f.includes('.lock') })
+    const logger = captureLogger()
+    const after = await openSlot({ sfDir: crashed, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096, logger })
+    const replayed = await collect(after.replay())
+    expect(replayed.map((f) => f.fsn)).toEqual(Array.from({ length: 39 }, (_, i) => BigInt(38 + i)))
+    expect(replayed.map((f) => Buffer.from(f.payload))).toEqual(frames.slice(37))
+    expect(after.stats()).toMatchObject({ tornTailBytes: 0, dataLoss: [] })
+    expect(logger.text('error')).toBe('')
+    await after.close()
+    await slot.close()
+  })
+
+  it('seal() ends a part-full segment, so its frames can be trimmed once acked', async () => {
+    const sfDir = await tmpSfDir()
+    const slot = await openSlot({ sfDir, ...small })
+    const dir = path.join(sfDir, 'default')
+    await appendAll(slot, [payload(1, 100), payload(2, 100)])
+    const sealing = slot.seal()
+    const late = slot.append(payload(3, 100)) // queued after the seal: starts the next segment
+    await sealing
+    expect(await late).toBe(3n)
+    await slot.seal()
+    await slot.seal() // nothing written since: no empty segment
+    expect(slot.stats().segments).toBe(2)
+    const first = await readFile(path.join(dir, 'sf-0000000000000001.sfa'))
+    expect(first.subarray(4096 - 32, 4096 - 28).toString('latin1')).toBe('SKSL')
+    await slot.ack(2n)
+    expect(slot.stats().segments).toBe(1)
+    expect(await readdir(dir)).not.toContain('sf-0000000000000001.sfa')
+    await slot.ack(3n)
+    expect(slot.stats().segments).toBe(0)
+    await slot.close()
+    // A sealed last segment is never appended to after a reopen either.
+    const again = await openSlot({ sfDir, ...small })
+    expect(await again.append(payload(4, 100))).toBe(4n)
+    await again.seal()
+    await again.close()
+    const reopened = await openSlot({ sfDir, ...small })
+    expect(await reopened.append(payload(5, 100))).toBe(5n)
+    expect((await collect(reopened.replay())).map((f) => f.fsn)).toEqual([4n, 5n])
+    expect(reopened.stats().segments).toBe(2)
+    await reopened.close()
   })
 
   it('keeps up to 8 trimmed segment files for reuse as spares; close deletes them', async () => {

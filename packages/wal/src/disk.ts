@@ -86,7 +86,9 @@ class DiskBackend implements WalBackend {
     return this.slot.ack(fsn)
   }
 
-  async seal(): Promise<void> {}
+  seal(): Promise<void> {
+    return this.slot.seal()
+  }
 
   async readMeta(): Promise<WalMeta | undefined> {
     const file = this.metaFile()

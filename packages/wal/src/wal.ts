@@ -278,6 +278,7 @@ export class Wal {
     if (this.sealTimer !== undefined) return
     this.sealTimer = setTimeout(() => {
       this.sealTimer = undefined
+      // A seal that fails stopped the slot (fail-stop): the next commit reports the error.
       void this.serial('commits', () => this.backend.seal()).catch(() => {})
     }, this.maxDelayMs)
     this.sealTimer.unref()

@@ -46,8 +46,8 @@ const segmentFiles = async (pipeline = 'bikehire') =>
   (await fsp.readdir(path.join(dataDir, 'wal', slotName(pipeline)))).filter((n) => n.endsWith('.sfa'))
 
 /**
- * Segment files that hold frames. The slot prepares its next segment in the background as an all-zero
- * file under a segment name, so a drained slot may show one file with no header yet.
+ * Segment files that hold frames. The slot prepares its next segment in the background under a segment
+ * name with a blank header, so a drained slot may show one file with no header yet.
  */
 const segmentsWithData = async (pipeline = 'bikehire') => {
   const dir = path.join(dataDir, 'wal', slotName(pipeline))
@@ -112,6 +112,25 @@ describe('openWal (disk)', () => {
     await expect(wal.markLanded(ids[21]!)).rejects.toMatchObject({ code: 'WAL_LAND_OUT_OF_ORDER' })
     await wal.markLanded(ids[20]!)
     expect((await pendingOf(wal)).map((b) => offsetK(b.offset))).toEqual(range(22, 30))
+  })
+
+  it('seals a WAL file that is not full after WAL_MAX_DELAY_SECONDS, so landed batches leave the disk', async () => {
+    const landAll = async (wal: Wal) => {
+      for (const b of await pendingOf(wal)) await wal.markLanded(b.id)
+    }
+    const positions = filePositions(positionsFile())
+    const options = { dataDir, bytesPerFile: SMALL_FILE_BYTES, positions }
+    const slow = await openWal({ ...options, pipeline: 'slow' }) // default: 60 s
+    const quick = await openWal({ ...options, pipeline: 'quick', maxDelaySeconds: 0.05 })
+    opened.push(slow, quick)
+    for (const wal of [slow, quick]) await wal.commit(makeBatch(1))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (const wal of [slow, quick]) await landAll(wal)
+    expect(await segmentsWithData('slow')).toHaveLength(1) // still being written: kept
+    expect(await segmentsWithData('quick')).toEqual([]) // sealed, landed, trimmed
+    // The next commit starts a new file and is read back as usual.
+    await quick.commit(makeBatch(2))
+    expect((await pendingOf(quick)).map((b) => offsetK(b.offset))).toEqual([2])
   })
 
   it('takes the resume offset from positions once every batch is landed and trimmed', async () => {
