@@ -59,6 +59,14 @@ export interface ReceiverOptions {
   durableAck?: 'with-ack' | 'manual'
   /** Connection-level problems (protocol violations, failing `onFrames`). Default: console.warn. */
   onError?(error: Error, senderId: string | undefined): void
+  /**
+   * Forget a sender's dedup state once it has had no connection for this long (default: never). The
+   * receiver keeps a few hundred bytes per sender id it has seen; with many short-lived sender ids, this
+   * bounds that memory. A sender that comes back later starts from `delivered()` (or 0 without it), so
+   * frames it replays that were delivered but whose ack it never got are delivered again: implement
+   * `delivered()` to keep dedup exact across forgetting.
+   */
+  forgetSendersAfterMs?: number
 }
 
 export interface Receiver {
@@ -88,6 +96,8 @@ interface SenderState {
   /** Serialises handling across the connections of one sender (an old one may still be in `onFrames`). */
   turn: Promise<void>
   current: Connection | undefined
+  /** Runs `forgetSendersAfterMs` after the sender's last connection closed. */
+  forgetTimer: NodeJS.Timeout | undefined
 }
 
 interface Connection {
@@ -136,10 +146,29 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
   function stateOf(senderId: string): SenderState {
     let state = senders.get(senderId)
     if (!state) {
-      state = { delivered: 0n, durable: 0n, turn: Promise.resolve(), current: undefined }
+      state = {
+        delivered: 0n,
+        durable: 0n,
+        turn: Promise.resolve(),
+        current: undefined,
+        forgetTimer: undefined,
+      }
       senders.set(senderId, state)
     }
     return state
+  }
+
+  /** Drops an idle sender's state once its handling has settled and it is still without a connection. */
+  function forgetLater(senderId: string, state: SenderState): void {
+    const after = options.forgetSendersAfterMs
+    if (after === undefined) return
+    clearTimeout(state.forgetTimer)
+    state.forgetTimer = setTimeout(() => {
+      void state.turn.then(() => {
+        if (state.current === undefined && senders.get(senderId) === state) senders.delete(senderId)
+      })
+    }, after)
+    state.forgetTimer.unref()
   }
 
   function accept(ws: WebSocket): void {
@@ -189,7 +218,10 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
       conn.closed = true
       connections.delete(conn)
       const state = conn.senderId === undefined ? undefined : senders.get(conn.senderId)
-      if (state?.current === conn) state.current = undefined
+      if (state?.current === conn) {
+        state.current = undefined
+        forgetLater(conn.senderId!, state)
+      }
     })
   }
 
@@ -198,6 +230,7 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
     conn.senderId = senderId
     conn.durableAck = durableAck
     const state = stateOf(senderId)
+    clearTimeout(state.forgetTimer)
     const previous = state.current
     state.current = conn
     if (previous && !previous.closed) {
@@ -341,6 +374,7 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
       // Give peers a moment for the closing handshake; a stalled peer is cut off.
       await Promise.race([Promise.all(sockets.map(closedPromise)), delay(1000)])
       for (const ws of sockets) ws.terminate()
+      for (const state of senders.values()) clearTimeout(state.forgetTimer)
       wss.close()
       await closing
     },

@@ -92,6 +92,37 @@ describe('receiver', () => {
     expect(delivered).toEqual([['s1', 3n, 'c']])
   })
 
+  it('forgets an idle sender after forgetSendersAfterMs, never a connected one; delivered() keeps dedup exact', async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const held = new Map<string, bigint>() // what an application persisting its input would know
+    const seededFsns: bigint[] = []
+    const bare = await receiver({ forgetSendersAfterMs: 100 })
+    const seeded = await receiver({
+      forgetSendersAfterMs: 100,
+      delivered: (id) => held.get(id) ?? 0n,
+      onFrames: ({ senderId, frames }) => {
+        for (const f of frames) seededFsns.push(f.fsn)
+        held.set(senderId, frames.at(-1)!.fsn)
+        return undefined
+      },
+    })
+    for (const { r } of [bare, seeded]) {
+      const c = await client(r, 's1')
+      c.ws.send(encodeData(1n, [b('a'), b('b')]))
+      await c.waitFor((m) => m.type === 'ack' && m.fsn === 2n)
+      await sleep(250) // connected all along: remembered
+      c.ws.send(encodeData(2n, [b('b')]))
+      await c.waitFor((m) => m.type === 'ack' && m.fsn === 2n)
+      c.ws.close()
+      await sleep(250) // idle: forgotten
+      const again = await client(r, 's1')
+      again.ws.send(encodeData(2n, [b('b'), b('c')]))
+      await again.waitFor((m) => m.type === 'ack' && m.fsn === 3n)
+    }
+    expect(bare.delivered.map(([, fsn]) => fsn)).toEqual([1n, 2n, 2n, 3n]) // 'b' again after forgetting
+    expect(seededFsns).toEqual([1n, 2n, 3n])
+  })
+
   it('closes a superseded connection of the same sender', async () => {
     const { r } = await receiver()
     const old = await client(r, 's1')
