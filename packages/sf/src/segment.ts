@@ -161,6 +161,7 @@ export class FrameReader {
   pos: number
   /** Offset of the current frame's payload inside `buffer`. */
   payloadAt = 0
+  private readonly chunkBytes: number
 
   constructor(
     private readonly file: SlotFile,
@@ -172,7 +173,8 @@ export class FrameReader {
     /** Initial buffer size; the file size caps it for small segments. */
     chunkBytes = READ_CHUNK_BYTES,
   ) {
-    this.buf = Buffer.allocUnsafe(Math.max(FRAME_HEADER_BYTES, chunkBytes))
+    this.chunkBytes = Math.max(FRAME_HEADER_BYTES, chunkBytes)
+    this.buf = Buffer.allocUnsafe(this.chunkBytes)
     this.bufStart = start
     this.pos = start
   }
@@ -190,6 +192,22 @@ export class FrameReader {
       this.pos += FRAME_HEADER_BYTES + n
     }
     return n
+  }
+
+  /**
+   * The payload of the frame `next` just returned (`n` bytes), as a buffer the caller may keep. A frame
+   * larger than the read chunk had the buffer grown for it alone: that buffer is handed over and the
+   * reader starts a new one, so a large frame costs one allocation instead of two and a copy.
+   */
+  keepPayload(n: number): Buffer {
+    const payload = this.buf.subarray(this.payloadAt, this.payloadAt + n)
+    if (this.buf.length <= this.chunkBytes) return Buffer.from(payload)
+    const rest = this.buf.subarray(this.pos - this.bufStart, this.bufLength)
+    this.buf = Buffer.allocUnsafe(Math.max(this.chunkBytes, rest.length))
+    rest.copy(this.buf)
+    this.bufStart = this.pos
+    this.bufLength = rest.length
+    return payload
   }
 
   /** Reads more of the file; false when nothing more could be read (end of file or limit). */

@@ -393,8 +393,7 @@ class DiskSlot extends BaseSlot {
       }
       noteFrame(seg, index, at)
       const fsn = seg.baseSeq + BigInt(index++)
-      if (fsn >= from)
-        yield { fsn, payload: Buffer.from(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n)) }
+      if (fsn >= from) yield { fsn, payload: reader.keepPayload(n) }
     }
   }
 

@@ -176,7 +176,7 @@ async function* readFrames(segment: OpenSegment, fromFsn: bigint): AsyncGenerato
   for (; ; fsn++) {
     const n = await reader.nextFrame()
     if (n < 0) return
-    const payload = Buffer.from(reader.buffer.subarray(reader.payloadAt, reader.payloadAt + n))
+    const payload = reader.keepPayload(n)
     // Checked after the read: the writer blanks a reused file's header before anything else.
     if (!(await stillHolds(segment))) return
     yield { fsn, payload }

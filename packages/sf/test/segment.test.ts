@@ -74,6 +74,26 @@ describe('FrameReader', () => {
     await file.close()
   })
 
+  it('hands over payloads the caller may keep, without copying a frame larger than its chunk', async () => {
+    const payloads = [payload(1, 10), payload(2, 5000), payload(3, 3), payload(4, 6000), payload(5, 20)]
+    const { file } = await segmentFile(
+      payloads.map((p) => frame(p)),
+      16384,
+    )
+    const reader = new FrameReader(file, SALT_1, 32, 16384, 64)
+    const kept: Buffer[] = []
+    const handedOver: boolean[] = []
+    for (let n = await reader.nextFrame(); n >= 0; n = await reader.nextFrame()) {
+      const before = reader.buffer
+      const p = reader.keepPayload(n)
+      handedOver.push(p.buffer === before.buffer && reader.buffer !== before)
+      kept.push(p)
+    }
+    expect(kept).toEqual(payloads) // every kept payload intact after all later reads
+    expect(handedOver).toEqual([false, true, false, true, false])
+    await file.close()
+  })
+
   it('stops exactly at its limit', async () => {
     const { file } = await segmentFile([frame(payload(1, 10))], 4096)
     const reader = new FrameReader(file, SALT_1, 32, 32 + 18)
