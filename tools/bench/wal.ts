@@ -14,6 +14,7 @@
  *       SKIPPR_BENCH_WAL_ROWS     rows per encoder in (b) (default 1,000,000)
  *       SKIPPR_BENCH_BACKLOG_MB   backlog in (c) (default 1024; the issue's run uses 5120)
  *       SKIPPR_BENCH_DIR          where the temporary data goes (default: the OS temp dir)
+ *       SKIPPR_BENCH_WAL_PARTS    which parts to run, e.g. `b` (default `abc`; (a) and (c) write GBs)
  */
 import { spawnSync } from 'node:child_process'
 import * as fsp from 'node:fs/promises'
@@ -42,9 +43,10 @@ async function main(): Promise<void> {
   console.log(
     `@skippr/wal bench — node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(1)}`,
   )
-  await rawBytes()
-  await rowObjects()
-  backlog()
+  const parts = process.env.SKIPPR_BENCH_WAL_PARTS ?? 'abc'
+  if (parts.includes('a')) await rawBytes()
+  if (parts.includes('b')) await rowObjects()
+  if (parts.includes('c')) backlog()
 }
 
 // ---- (a) raw bytes ----
