@@ -21,7 +21,7 @@ import {
   DuckdbUnavailableError,
   DuckdbWriteError,
 } from './errors.js'
-import { claimFence, ensureLedger, hasLanded, recordLanded } from './ledger.js'
+import { batchStatus, ensureLedger, raiseFence, recordLanded } from './ledger.js'
 import { LoadFiles, loadPart } from './load.js'
 import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
@@ -95,9 +95,11 @@ export class DuckdbSink implements Sink {
   }
 
   private async land({ conn, files }: Open, batch: SinkBatch): Promise<WriteOutcome> {
-    const higher = await claimFence(conn, this.dbSchema, batch.id.pipeline, batch.fence)
-    if (higher !== undefined) throw new DuckdbFencedError(batch.id.pipeline, batch.fence, higher)
-    if (await hasLanded(conn, this.dbSchema, batch.id)) return alreadyLanded()
+    const status = await batchStatus(conn, this.dbSchema, batch.id)
+    if (status.fence !== undefined && status.fence > batch.fence)
+      throw new DuckdbFencedError(batch.id.pipeline, batch.fence, status.fence)
+    if (status.fence !== batch.fence) await raiseFence(conn, this.dbSchema, batch.id.pipeline, batch.fence)
+    if (status.landed) return alreadyLanded()
     let rows = 0
     for (const part of batch.parts) {
       const table = tableName(this.dbSchema, part.namespace)
@@ -161,6 +163,10 @@ function loadSettings(config: DuckdbConfig): string[] {
     // rewrites the table's recent data (most of the time closing the sink took); left alone they cost
     // a little space, and a CHECKPOINT from any other DuckDB session still merges them.
     'SET max_vacuum_tasks = 0',
+    // Each load frees its CSV buffers and row-group builders in bulk (tens of MB); by default the
+    // allocator keeps up to 512 MB of such memory cached, and a 1M-row sync peaked about 45 MB higher.
+    // Returning it after each load costs about 0.1 CPU-second of page faults over that sync.
+    "SET allocator_bulk_deallocation_flush_threshold = '32MB'",
     ...(config.threads === undefined ? [] : [`SET threads = ${config.threads}`]),
   ]
 }

@@ -95,6 +95,33 @@ describe('DuckdbSink', () => {
     expect(error.message).toMatch(/fence token 8 is older than 9/)
   })
 
+  it("keeps a pipeline's identities and fence apart from another's whose name differs only by quoting", async () => {
+    // Identities and tokens are written into the ledger statements as SQL literals.
+    const schema = allTypesSchema('quoted')
+    const sink = open()
+    await sink.prepare(schema)
+    const batch = (pipeline: string, fence: number) =>
+      makeBatch({
+        pipeline,
+        epoch: "e'1",
+        seq: 1,
+        fence,
+        parts: [{ schema, format: 'csv', rows: trickyRows() }],
+      })
+    expect((await sink.write(batch("o'brien", 5))).status).toBe('landed')
+    expect((await sink.write(batch("o'brien", 5))).status).toBe('already-landed')
+    expect((await sink.write(batch("o''brien", 1))).status).toBe('landed')
+    expect(hasCode(errorOf(await sink.write(batch("o'brien", 4))), DUCKDB_FENCED)).toBe(true)
+    const ledger = await query(
+      warehouse.file,
+      'SELECT b.pipeline, b.epoch, f.fence FROM main._skippr_batches b JOIN main._skippr_fences f USING (pipeline) ORDER BY f.fence',
+    )
+    expect(ledger).toEqual([
+      { pipeline: "o''brien", epoch: "e'1", fence: 1n },
+      { pipeline: "o'brien", epoch: "e'1", fence: 5n },
+    ])
+  })
+
   it('two sinks racing on one identity in one process: it lands once, the loser retries into already-landed', async () => {
     const schema = allTypesSchema('race')
     const [a, b] = [open(), open()]
@@ -165,11 +192,14 @@ describe('DuckdbSink', () => {
     expect(await readdir(tmp)).toEqual([])
   })
 
-  it('loads under its memory limit and threads, and leaves row groups unmerged at checkpoints', async () => {
+  it('loads under its memory limit and threads, returns freed memory, and leaves row groups unmerged at checkpoints', async () => {
     const settings =
-      "SELECT current_setting('memory_limit') AS memory, current_setting('max_vacuum_tasks') AS vacuum"
+      "SELECT current_setting('memory_limit') AS memory, current_setting('max_vacuum_tasks') AS vacuum, " +
+      "current_setting('allocator_bulk_deallocation_flush_threshold') AS flush"
     await open().prepare(allTypesSchema('t'))
-    expect(await query(warehouse.file, settings)).toEqual([{ memory: '244.1 MiB', vacuum: 0n }])
+    expect(await query(warehouse.file, settings)).toEqual([
+      { memory: '244.1 MiB', vacuum: 0n, flush: '30.5 MiB' },
+    ])
     for (const sink of opened.splice(0)) await sink.close()
 
     const sink = definition.create(
@@ -179,7 +209,7 @@ describe('DuckdbSink', () => {
     opened.push(sink)
     await sink.prepare(allTypesSchema('t'))
     expect(await query(warehouse.file, `${settings}, current_setting('threads') AS threads`)).toEqual([
-      { memory: '95.3 MiB', vacuum: 0n, threads: 1n },
+      { memory: '95.3 MiB', vacuum: 0n, flush: '30.5 MiB', threads: 1n },
     ])
   })
 

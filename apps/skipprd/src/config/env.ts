@@ -5,9 +5,9 @@
  * defaults). The process environment itself is never modified.
  */
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
-import { parse } from 'dotenv'
 import type { Env } from './interpolate.js'
 
 export const ENV_FILES = ['.env', '.env.local'] as const
@@ -28,4 +28,12 @@ function readEnvFile(file: string): Record<string, string> {
     throw new ConfigError(`${file}: cannot read: ${(error as Error).message}`, { cause: error })
   }
   return parse(text)
+}
+
+/**
+ * dotenv, loaded on first use: most configs have no .env file, and importing it costs every
+ * command's start-up about 10 ms (Node scans a CommonJS package for its exports on import).
+ */
+function parse(text: string): Record<string, string> {
+  return (createRequire(import.meta.url)('dotenv') as typeof import('dotenv')).parse(text)
 }
