@@ -1,28 +1,56 @@
-// ---- the slot ----
-export type { Durability, Slot, SlotFrame, SlotStats } from './base-slot.js'
-// ---- the sender, the receiver and the wire protocol ----
+/** `@skippr/sf`: the sender, the receiver, the wire protocol, and the slot (also `@skippr/sf/slot`). */
 export type { SenderCounters } from './counters.js'
 export type { DrainerEvent } from './drainers.js'
 export type { ErrorHandler } from './error-inbox.js'
 export {
-  AckOutOfRangeError,
   AppendDeadlineError,
   ConnectionLostError,
-  CorruptFrameError,
-  DiskFullError,
-  FrameTooLargeError,
   HaltSenderError,
   ProtocolVersionError,
   ProtocolViolationError,
   ReceiverFrameLimitError,
   ReconnectBudgetError,
-  SegmentGapError,
   SenderAuthError,
   SenderBackpressureError,
   SenderClosedError,
   SenderCloseTimeoutError,
   SenderConfigError,
   SenderServerError,
+  WireFormatError,
+} from './errors.js'
+export { listOrphanSlots } from './orphans.js'
+export type { FramesOutcome, ReceivedBatch, Receiver, ReceiverOptions } from './receiver.js'
+export { createReceiver } from './receiver.js'
+export type { SenderHandlers } from './sender.js'
+export { Sender } from './sender.js'
+export type { SenderOptions, SfDurability } from './sender-config.js'
+export { parseConnectString } from './sender-config.js'
+export type {
+  DataLossRange,
+  Durability,
+  MemorySlotOptions,
+  OpenMode,
+  Slot,
+  SlotFile,
+  SlotFrame,
+  SlotFs,
+  SlotLogger,
+  SlotOptions,
+  SlotSnapshot,
+  SlotSnapshotOptions,
+  SlotStats,
+} from './slot-index.js'
+export {
+  AckOutOfRangeError,
+  CorruptFrameError,
+  DiskFullError,
+  FAILED_FILE,
+  FrameTooLargeError,
+  nodeFs,
+  openMemorySlot,
+  openSlot,
+  openSlotSnapshot,
+  SegmentGapError,
   SfError,
   SlotClosedError,
   SlotCorruptError,
@@ -31,24 +59,6 @@ export {
   SlotLockedError,
   SlotLockLostError,
   SlotOptionError,
-  WireFormatError,
-} from './errors.js'
-export type { OpenMode, SlotFile, SlotFs } from './io.js'
-export { nodeFs } from './io.js'
-export type { SlotLogger } from './logger.js'
-export type { MemorySlotOptions } from './memory-slot.js'
-export { openMemorySlot } from './memory-slot.js'
-export { listOrphanSlots } from './orphans.js'
-export type { FramesOutcome, ReceivedBatch, Receiver, ReceiverOptions } from './receiver.js'
-export { createReceiver } from './receiver.js'
-export type { DataLossRange } from './recovery.js'
-export type { SenderHandlers } from './sender.js'
-export { Sender } from './sender.js'
-export type { SenderOptions, SfDurability } from './sender-config.js'
-export { parseConnectString } from './sender-config.js'
-export type { SlotOptions } from './slot.js'
-export { FAILED_FILE, openSlot } from './slot.js'
-export type { SlotSnapshot, SlotSnapshotOptions } from './snapshot.js'
-export { openSlotSnapshot } from './snapshot.js'
+} from './slot-index.js'
 export type { ErrorCategory, Frame } from './wire.js'
 export { PROTOCOL_VERSION, SUBPROTOCOL } from './wire.js'

@@ -6,7 +6,7 @@
 import { constants } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import path from 'node:path'
-import { openSlot, type Slot } from '@skippr/sf'
+import { openSlot, type Slot } from '@skippr/sf/slot'
 import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js'
 import { WalConfigError, WalCorruptError } from './errors.js'
 import { isEpoch } from './frame.js'

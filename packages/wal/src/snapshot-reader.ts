@@ -13,7 +13,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { openSlotSnapshot, type SlotSnapshot } from '@skippr/sf'
+import { openSlotSnapshot, type SlotSnapshot } from '@skippr/sf/slot'
 import { BatchAssembler } from './assemble.js'
 import { slotName } from './disk.js'
 import { WalStorageUnavailableError } from './errors.js'
