@@ -8,6 +8,23 @@ import type { DataLossRange } from './recovery.js'
 
 export type Durability = 'append' | 'periodic' | 'memory'
 
+/**
+ * A frame's payload: one buffer, or pieces that are its bytes back to back. Pieces let a caller that
+ * assembles a frame from parts (the WAL: a header and the batch's bodies) append it without joining them.
+ */
+export type Payload = Uint8Array | readonly Uint8Array[]
+
+export function payloadPieces(payload: Payload): readonly Uint8Array[] {
+  return payload instanceof Uint8Array ? [payload] : payload
+}
+
+export function payloadLength(payload: Payload): number {
+  if (payload instanceof Uint8Array) return payload.length
+  let length = 0
+  for (const piece of payload) length += piece.length
+  return length
+}
+
 export interface SlotFrame {
   fsn: bigint
   payload: Uint8Array
@@ -39,10 +56,13 @@ export interface Slot {
   readonly publishedFsn: bigint
   /** Cumulative ack: every FSN up to it is delivered and may be trimmed. */
   readonly ackedFsn: bigint
-  /** Appends one frame; resolves with its FSN once published. Fails at once when the slot is full. */
-  append(payload: Uint8Array): Promise<bigint>
+  /**
+   * Appends one frame; resolves with its FSN once published. Fails at once when the slot is full. The
+   * slot reads `payload` until the returned promise settles: do not change it before.
+   */
+  append(payload: Payload): Promise<bigint>
   /** Like append, but waits up to appendDeadlineMs for acks to free space. */
-  appendBlocking(payload: Uint8Array): Promise<bigint>
+  appendBlocking(payload: Payload): Promise<bigint>
   /** Published frames with fsn >= max(fromFsn, ackedFsn + 1), in FSN order, up to publishedFsn. */
   replay(fromFsn?: bigint): AsyncIterable<SlotFrame>
   /** Acks every frame up to `fsn`; resolves once that is durable and fully acked segments are gone. */
@@ -90,11 +110,11 @@ export abstract class BaseSlot implements Slot {
   abstract markFailed(reason: string): Promise<void>
   abstract close(): Promise<void>
   /** Queues the frame, or returns FULL. Throws for a closed slot or an oversized frame. */
-  protected abstract tryAppend(payload: Uint8Array): Promise<bigint> | typeof FULL
+  protected abstract tryAppend(payload: Payload): Promise<bigint> | typeof FULL
   /** Why the slot is full, for error messages. */
   protected abstract describeFull(): string
 
-  append(payload: Uint8Array): Promise<bigint> {
+  append(payload: Payload): Promise<bigint> {
     try {
       const queued = this.tryAppend(payload)
       if (queued !== FULL) return queued
@@ -105,7 +125,7 @@ export abstract class BaseSlot implements Slot {
     }
   }
 
-  async appendBlocking(payload: Uint8Array): Promise<bigint> {
+  async appendBlocking(payload: Payload): Promise<bigint> {
     let queued = this.tryAppend(payload)
     if (queued !== FULL) return queued
     this.backpressureStalls++

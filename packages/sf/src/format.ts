@@ -96,13 +96,18 @@ export function frameBytes(payloadLength: number): number {
 }
 
 /**
- * Writes one frame without its CRC into `target` at `offset`; returns the offset after it. The CRC
- * depends on the segment the frame lands in: `setFrameCrc` sets it once that is known.
+ * Writes one frame without its CRC into `target` at `offset`, its payload being these pieces back to
+ * back; returns the offset after it. The CRC depends on the segment the frame lands in: `setFrameCrc`
+ * sets it once that is known.
  */
-export function encodeFrameInto(target: Buffer, offset: number, payload: Uint8Array): number {
-  target.writeUInt32LE(payload.length, offset + 4)
-  target.set(payload, offset + FRAME_HEADER_BYTES)
-  return offset + FRAME_HEADER_BYTES + payload.length
+export function encodeFrameInto(target: Buffer, offset: number, pieces: readonly Uint8Array[]): number {
+  let at = offset + FRAME_HEADER_BYTES
+  for (const piece of pieces) {
+    target.set(piece, at)
+    at += piece.length
+  }
+  target.writeUInt32LE(at - offset - FRAME_HEADER_BYTES, offset + 4)
+  return at
 }
 
 /** Sets the CRC of the frame at `offset` for a segment with this salt; returns the offset after it. */
@@ -112,9 +117,19 @@ export function setFrameCrc(target: Buffer, offset: number, salt: number): numbe
   return end
 }
 
+/** The 8-byte header of a frame whose payload is these pieces back to back, for a segment with this salt. */
+export function encodeFrameHeader(pieces: readonly Uint8Array[], length: number, salt: number): Buffer {
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES)
+  header.writeUInt32LE(length, 4)
+  let crc = crc32c(header.subarray(4), salt)
+  for (const piece of pieces) crc = crc32c(piece, crc)
+  header.writeUInt32LE(crc, 0)
+  return header
+}
+
 export function encodeFrame(payload: Uint8Array, salt: number): Buffer {
   const b = Buffer.allocUnsafe(frameBytes(payload.length))
-  encodeFrameInto(b, 0, payload)
+  encodeFrameInto(b, 0, [payload])
   setFrameCrc(b, 0, salt)
   return b
 }

@@ -30,6 +30,7 @@ export type {
   Durability,
   MemorySlotOptions,
   OpenMode,
+  Payload,
   Slot,
   SlotFile,
   SlotFrame,

@@ -3,7 +3,16 @@
  * and are lost when it exits. `maxTotalBytes` (default 128 MiB) caps the bytes of unacked frames
  * (payload + 8-byte frame header each), so an outage cannot silently grow the heap.
  */
-import { BaseSlot, FULL, type Slot, type SlotFrame, type SlotStats } from './base-slot.js'
+import {
+  BaseSlot,
+  FULL,
+  type Payload,
+  payloadLength,
+  payloadPieces,
+  type Slot,
+  type SlotFrame,
+  type SlotStats,
+} from './base-slot.js'
 import { AckOutOfRangeError, SlotClosedError, SlotOptionError } from './errors.js'
 import { FRAME_HEADER_BYTES } from './format.js'
 import { defaultLogger, type SlotLogger } from './logger.js'
@@ -51,11 +60,11 @@ class MemorySlot extends BaseSlot {
     return this.firstFsn - 1n
   }
 
-  protected tryAppend(payload: Uint8Array): Promise<bigint> | typeof FULL {
+  protected tryAppend(payload: Payload): Promise<bigint> | typeof FULL {
     if (this.closed) throw new SlotClosedError('(memory)', 'it was closed')
-    const size = FRAME_HEADER_BYTES + payload.length
+    const size = FRAME_HEADER_BYTES + payloadLength(payload)
     if (this.bytes + size > this.maxTotalBytes) return FULL
-    this.frames.push(Uint8Array.prototype.slice.call(payload))
+    this.frames.push(Buffer.concat(payloadPieces(payload)))
     this.bytes += size
     this.appends++
     const fsn = this.publishedFsn

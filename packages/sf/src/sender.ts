@@ -211,7 +211,8 @@ export class Sender {
     append: (payload: Uint8Array) => Promise<bigint>,
   ): Promise<bigint> {
     const copy = this.recent?.hold(payload)
-    if (!copy) return append(payload)
+    // The slot reads the payload until the append settles; the caller may reuse its buffer at once.
+    if (!copy) return append(Buffer.from(payload))
     try {
       const fsn = await append(copy)
       this.recent!.offer(fsn, copy)

@@ -49,6 +49,7 @@ import {
   BaseSlot,
   type Durability,
   type FULL,
+  type Payload,
   type Slot,
   type SlotFrame,
   type SlotStats,
@@ -62,7 +63,7 @@ import { FrameReader, lastFsn, noteFrame, type Segment, seek } from './segment.j
 import { writeWatermark } from './watermark.js'
 import { type ActiveSegment, ioError, SegmentWriter } from './writer.js'
 
-export type { Durability, Slot, SlotFrame, SlotStats } from './base-slot.js'
+export type { Durability, Payload, Slot, SlotFrame, SlotStats } from './base-slot.js'
 
 export const FAILED_FILE = '.failed'
 const MiB = 1024 * 1024
@@ -254,7 +255,7 @@ class DiskSlot extends BaseSlot {
     this.wakeAppenders()
   }
 
-  protected tryAppend(payload: Uint8Array): Promise<bigint> | typeof FULL {
+  protected tryAppend(payload: Payload): Promise<bigint> | typeof FULL {
     if (this.closing) throw new SlotClosedError(this.s.dir, 'it was closed')
     if (this.broken) {
       throw new SlotClosedError(this.s.dir, `it stopped after: ${this.broken.message}`, {

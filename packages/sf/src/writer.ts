@@ -11,10 +11,11 @@
  * segment a frame lands in.
  */
 import path from 'node:path'
-import type { Durability } from './base-slot.js'
-import { FULL } from './base-slot.js'
+import type { Durability, Payload } from './base-slot.js'
+import { FULL, payloadLength, payloadPieces } from './base-slot.js'
 import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
 import {
+  encodeFrameHeader,
   encodeFrameInto,
   encodeSeal,
   encodeSegmentHeader,
@@ -37,6 +38,8 @@ import {
 const MiB = 1024 * 1024
 /** Retired segment files kept for reuse; trimming deletes any beyond this. */
 const MAX_RETIRED = 8
+/** A batch of one frame at least this large is written from the caller's payload, without a copy. */
+const DIRECT_BYTES = 64 * 1024
 
 export interface WriterSettings {
   dir: string
@@ -69,25 +72,40 @@ interface Waiter {
   reject(error: unknown): void
 }
 
-/** Frames queued for one write, encoded back to back. */
+/**
+ * Frames queued for one write. Their payloads are encoded back to back into one buffer when the write
+ * starts; a batch of one large frame (DIRECT_BYTES) is written from its payload instead, which saves
+ * copying every byte of large appends such as WAL batches.
+ */
 class Batch {
   private static readonly INITIAL_BYTES = 256 * 1024
   private static readonly KEEP_BYTES = 8 * MiB
   buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
   length = 0
+  /** Each frame's payload pieces. */
+  payloads: (readonly Uint8Array[])[] = []
   sizes: number[] = []
   waiters: Waiter[] = []
 
-  add(payload: Uint8Array, waiter: Waiter): void {
-    const size = FRAME_HEADER_BYTES + payload.length
-    if (this.length + size > this.buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + size))
-      this.buf.copy(bigger, 0, 0, this.length)
-      this.buf = bigger
-    }
-    this.length = encodeFrameInto(this.buf, this.length, payload)
-    this.sizes.push(size)
+  add(payload: Payload, length: number, waiter: Waiter): void {
+    this.payloads.push(payloadPieces(payload))
+    this.sizes.push(FRAME_HEADER_BYTES + length)
     this.waiters.push(waiter)
+  }
+
+  /** The lone payload's pieces to write without copying, if this batch is one large frame. */
+  get direct(): readonly Uint8Array[] | undefined {
+    return this.payloads.length === 1 && this.sizes[0]! - FRAME_HEADER_BYTES >= DIRECT_BYTES
+      ? this.payloads[0]
+      : undefined
+  }
+
+  /** Encodes the frames (without CRCs) into `buf`. */
+  encode(): void {
+    const total = this.sizes.reduce((sum, size) => sum + size, 0)
+    if (total > this.buf.length) this.buf = Buffer.allocUnsafe(Math.max(this.buf.length * 2, total))
+    this.length = 0
+    for (const pieces of this.payloads) this.length = encodeFrameInto(this.buf, this.length, pieces)
   }
 
   rejectFrom(from: number, error: unknown): void {
@@ -96,6 +114,7 @@ class Batch {
 
   reset(): void {
     this.length = 0
+    this.payloads = []
     this.sizes = []
     this.waiters = []
     if (this.buf.length > Batch.KEEP_BYTES) this.buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
@@ -167,12 +186,13 @@ export class SegmentWriter {
   }
 
   /** Queues a frame; FULL when it does not fit the segment budget. */
-  enqueue(payload: Uint8Array): Promise<bigint> | typeof FULL {
+  enqueue(payload: Payload): Promise<bigint> | typeof FULL {
+    const length = payloadLength(payload)
     const maxPayload = this.s.segmentBytes - SEGMENT_HEADER_BYTES - FRAME_HEADER_BYTES
-    if (payload.length > maxPayload) throw new FrameTooLargeError(payload.length, maxPayload)
-    if (!this.reserve(FRAME_HEADER_BYTES + payload.length)) return FULL
+    if (length > maxPayload) throw new FrameTooLargeError(length, maxPayload)
+    if (!this.reserve(FRAME_HEADER_BYTES + length)) return FULL
     return new Promise<bigint>((resolve, reject) => {
-      this.fill.add(payload, { resolve, reject })
+      this.fill.add(payload, length, { resolve, reject })
       // Appends made in the same tick join one batch.
       if (this.fill.waiters.length === 1) queueMicrotask(() => this.kick())
     })
@@ -327,6 +347,8 @@ export class SegmentWriter {
   private async writeBatch(batch: Batch): Promise<void> {
     const firstFsn = this.nextFsn
     const n = batch.sizes.length
+    const direct = batch.direct
+    if (!direct) batch.encode()
     let i = 0
     let offset = 0
     try {
@@ -337,8 +359,11 @@ export class SegmentWriter {
         let bytes = 0
         while (j < n && bytes + batch.sizes[j]! <= this.free(a)) bytes += batch.sizes[j++]!
         a.dirty = true
-        for (let k = i, at = offset; k < j; k++) at = setFrameCrc(batch.buf, at, a.seg.salt)
-        await writeFully(a.file, batch.buf, offset, bytes, a.seg.writtenEnd)
+        if (direct) await this.writeDirect(a, direct, bytes - FRAME_HEADER_BYTES)
+        else {
+          for (let k = i, at = offset; k < j; k++) at = setFrameCrc(batch.buf, at, a.seg.salt)
+          await writeFully(a.file, batch.buf, offset, bytes, a.seg.writtenEnd)
+        }
         for (let k = i, at = a.seg.writtenEnd; k < j; at += batch.sizes[k++]!)
           noteFrame(a.seg, a.seg.writtenCount++, at)
         a.seg.writtenEnd += bytes
@@ -354,6 +379,17 @@ export class SegmentWriter {
       this.fill.rejectFrom(0, e.cause)
       this.fill.reset()
       this.resetPlan()
+    }
+  }
+
+  /** Writes a lone frame's header and payload pieces where the active segment's frames end. */
+  private async writeDirect(a: ActiveSegment, pieces: readonly Uint8Array[], length: number): Promise<void> {
+    const header = encodeFrameHeader(pieces, length, a.seg.salt)
+    await writeFully(a.file, header, 0, FRAME_HEADER_BYTES, a.seg.writtenEnd)
+    let at = a.seg.writtenEnd + FRAME_HEADER_BYTES
+    for (const piece of pieces) {
+      await writeFully(a.file, piece, 0, piece.length, at)
+      at += piece.length
     }
   }
 

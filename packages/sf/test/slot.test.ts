@@ -131,6 +131,22 @@ describe('openSlot: append, replay, ack, reopen', () => {
     await slot.close()
   })
 
+  it('writes a lone large frame straight from its payload, and batches of many frames through one buffer', async () => {
+    const sfDir = await tmpSfDir()
+    const options = { sfDir, maxSegmentBytes: 256 * 1024, maxTotalBytes: 64 * 256 * 1024 }
+    const slot = await openSlot(options)
+    const large = Array.from({ length: 9 }, (_, i) => payload(i, 70_000 + i)) // one per batch: 3 per segment
+    for (const p of large) await slot.append(p)
+    const many = Array.from({ length: 9 }, (_, i) => payload(100 + i, 70_000)) // one batch, across segments
+    await Promise.all(many.map((p) => slot.append(p)))
+    await slot.close()
+    const reopened = await openSlot(options)
+    const frames = await collect(reopened.replay())
+    expect(frames.map((f) => Buffer.from(f.payload))).toEqual([...large, ...many])
+    expect(reopened.stats()).toMatchObject({ tornTailBytes: 0, dataLoss: [] })
+    await reopened.close()
+  })
+
   it('seal() ends a part-full segment, so its frames can be trimmed once acked', async () => {
     const sfDir = await tmpSfDir()
     const slot = await openSlot({ sfDir, ...small })

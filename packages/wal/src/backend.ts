@@ -5,6 +5,7 @@
  * A backend is an append-only log of frames numbered by FSN (1, 2, 3, … never reused while the log exists)
  * with a cumulative ack watermark, plus one small metadata record replaced atomically.
  */
+import type { Payload } from '@skippr/sf/slot'
 import { openDiskBackend } from './disk.js'
 import { WalStorageUnavailableError } from './errors.js'
 import type { WalStorage } from './settings.js'
@@ -30,8 +31,11 @@ export interface WalBackend {
   readonly publishedFsn: bigint
   /** The ack watermark; 0 when nothing was acked. */
   readonly ackedFsn: bigint
-  /** Appends one frame; its FSN once it is durable. The caller may reuse `payload` once it settles. */
-  append(payload: Uint8Array): Promise<bigint>
+  /**
+   * Appends one frame (one buffer, or pieces back to back); its FSN once it is durable. The payload must
+   * not change until the promise settles.
+   */
+  append(payload: Payload): Promise<bigint>
   /**
    * The frames from `fromFsn` (or the oldest kept after it) to the last one published when the read
    * reached it, in order, read from storage with bounded memory. A yielded payload stays valid.

@@ -6,7 +6,7 @@
 import { constants } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import path from 'node:path'
-import { openSlot, type Slot } from '@skippr/sf/slot'
+import { openSlot, type Payload, type Slot } from '@skippr/sf/slot'
 import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js'
 import { WalConfigError, WalCorruptError } from './errors.js'
 import { isEpoch } from './frame.js'
@@ -74,7 +74,7 @@ class DiskBackend implements WalBackend {
     return this.slot.ackedFsn
   }
 
-  append(payload: Uint8Array): Promise<bigint> {
+  append(payload: Payload): Promise<bigint> {
     return this.slot.append(payload)
   }
 

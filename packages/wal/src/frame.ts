@@ -11,7 +11,8 @@
  *   data (kind 2)       n = index of this frame in its batch (0-based) | 12 body bytes
  *
  * The part bodies, concatenated in part order, are the data frames' bytes followed by the batch frame's
- * tail, so commit copies each byte once and a reader of a one-frame batch gets views into the frame.
+ * tail, so commit hands the bodies to the slot as they are (a frame is a list of pieces) and a reader of a
+ * one-frame batch gets views into the frame.
  * A batch frame is what commits a batch: data frames not followed by their batch frame (a crash
  * mid-commit) belong to no batch.
  */
@@ -52,15 +53,14 @@ export type PartHeader = Omit<BatchPart, 'body'> & { readonly bodyLength: number
 
 /**
  * The frames of one batch, each at most `maxFrameBytes`, in append order (data frames, then the batch
- * frame). Lazily built, so only one frame's copy of the bodies exists at a time; `allocate` may hand out
- * the same memory again once the previous frame is no longer needed.
+ * frame). Each frame is a list of pieces, its bytes back to back: a small encoded head, then views into
+ * the part bodies, which are never copied here.
  */
 export function* encodeBatchFrames(
   epoch: string,
   batch: BatchInput,
   maxFrameBytes: number,
-  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
-): Generator<Buffer> {
+): Generator<Uint8Array[]> {
   const header = encodeHeader(epoch, batch)
   const bodies = batch.parts.flatMap(pieces)
   let remaining = bodies.reduce((sum, b) => sum + b.length, 0)
@@ -76,18 +76,16 @@ export function* encodeBatchFrames(
   let index = 0
   while (remaining > tailRoom) {
     const take = Math.min(dataRoom, remaining)
-    const frame = allocate(PREFIX_BYTES + take)
-    writePrefix(frame, KIND_DATA, index++)
-    cursor.copyTo(frame, PREFIX_BYTES, take)
+    const prefix = Buffer.allocUnsafe(PREFIX_BYTES)
+    writePrefix(prefix, KIND_DATA, index++)
     remaining -= take
-    yield frame
+    yield [prefix, ...cursor.take(take)]
   }
-  const frame = allocate(BATCH_FIXED_BYTES + header.length + remaining)
-  writePrefix(frame, KIND_BATCH, index + 1)
-  frame.writeUInt32LE(header.length, PREFIX_BYTES)
-  header.copy(frame, BATCH_FIXED_BYTES)
-  cursor.copyTo(frame, BATCH_FIXED_BYTES + header.length, remaining)
-  yield frame
+  const head = Buffer.allocUnsafe(BATCH_FIXED_BYTES + header.length)
+  writePrefix(head, KIND_BATCH, index + 1)
+  head.writeUInt32LE(header.length, PREFIX_BYTES)
+  header.copy(head, BATCH_FIXED_BYTES)
+  yield [head, ...cursor.take(remaining)]
 }
 
 /** Decodes one frame; `where` names it in errors (e.g. the slot and FSN). Bodies are views, not copies. */
@@ -250,12 +248,14 @@ class BodyCursor {
   private at = 0
   constructor(private readonly bodies: readonly Uint8Array[]) {}
 
-  copyTo(target: Buffer, targetAt: number, length: number): void {
+  /** The next `length` body bytes, as views. */
+  take(length: number): Uint8Array[] {
+    const views: Uint8Array[] = []
     let left = length
     while (left > 0) {
       const body = this.bodies[this.part]!
       const take = Math.min(left, body.length - this.at)
-      target.set(body.subarray(this.at, this.at + take), targetAt + length - left)
+      views.push(body.subarray(this.at, this.at + take))
       left -= take
       this.at += take
       if (this.at === body.length) {
@@ -263,5 +263,6 @@ class BodyCursor {
         this.at = 0
       }
     }
+    return views
   }
 }

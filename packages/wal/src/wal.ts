@@ -69,8 +69,6 @@ export class Wal {
   private readonly keepBatches: number
   private commits: Promise<unknown> = Promise.resolve()
   private landings: Promise<unknown> = Promise.resolve()
-  /** Frames are encoded into this one buffer: each is appended, and so copied out, before the next. */
-  private scratch = Buffer.alloc(0)
   private sealTimer: NodeJS.Timeout | undefined
   private closed = false
   private readonly positions: ResumePositions
@@ -98,7 +96,7 @@ export class Wal {
     return this.serial('commits', async () => {
       let seq = 0n
       let firstFsn: bigint | undefined
-      const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes, this.frameBuffer)
+      const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes)
       for (const frame of frames) {
         seq = await this.backend.append(frame)
         firstFsn ??= seq
@@ -185,7 +183,6 @@ export class Wal {
     this.closed = true
     clearTimeout(this.sealTimer)
     await Promise.allSettled([this.commits, this.landings])
-    this.scratch = Buffer.alloc(0)
     this.kept.clear()
     await this.backend.close()
   }
@@ -266,12 +263,6 @@ export class Wal {
     if (follows && this.known.length < KNOWN_BATCHES_MAX) {
       this.known.push({ epoch: batch.id.epoch, seq: batch.id.seq, offset: batch.offset })
     }
-  }
-
-  private readonly frameBuffer = (size: number): Buffer => {
-    // Memory the process has already touched: a fresh 10 MB buffer per commit costs page faults.
-    if (this.scratch.length < size) this.scratch = Buffer.allocUnsafe(size)
-    return this.scratch.subarray(0, size)
   }
 
   private armSealTimer(): void {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { BatchAssembler } from '../src/assemble.js'
-import { encodeBatchFrames } from '../src/frame.js'
 import type { BatchInput, BatchPart, WalBatch } from '../src/types.js'
+import { encodeFrames } from './support/batches.js'
 
 const EPOCH = 'feedfacecafebeef'
 const FRAME_BYTES = 80
@@ -12,7 +12,7 @@ function batch(n: number, bodyBytes: number): { offset: { n: number }; parts: Ba
   return { offset: { n }, parts: [{ namespace: 'ns', schemaVersion: 1, format: 'csv', rows: 1, body }] }
 }
 
-const framesOf = (b: BatchInput) => [...encodeBatchFrames(EPOCH, b, FRAME_BYTES)]
+const framesOf = (b: BatchInput) => encodeFrames(EPOCH, b, FRAME_BYTES)
 
 /** Feeds frames numbered from FSN 1 and collects what comes out. */
 function assemble(frames: Uint8Array[]): WalBatch[] {

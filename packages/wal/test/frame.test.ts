@@ -8,6 +8,7 @@ import {
   splitParts,
 } from '../src/frame.js'
 import type { BatchInput } from '../src/types.js'
+import { encodeFrames } from './support/batches.js'
 
 const EPOCH = '0123456789abcdef'
 /** Hex bytes with `#` comments and any whitespace. */
@@ -38,7 +39,7 @@ const ONE_FRAME = hex(`
 
 describe('batch frame codec', () => {
   it('encodes a one-frame batch to the documented bytes', () => {
-    const frames = [...encodeBatchFrames(EPOCH, BATCH, 1024)]
+    const frames = encodeFrames(EPOCH, BATCH, 1024)
     expect(frames).toHaveLength(1)
     expect(frames[0]!.toString('hex')).toBe(ONE_FRAME.toString('hex'))
   })
@@ -48,9 +49,16 @@ describe('batch frame codec', () => {
       ...BATCH,
       parts: [{ ...BATCH.parts[0]!, body: [text('1,a\n'), text(''), text('2,b\n')] }],
     }
-    expect([...encodeBatchFrames(EPOCH, pieces, 1024)][0]!.toString('hex')).toBe(ONE_FRAME.toString('hex'))
-    const split = [...encodeBatchFrames(EPOCH, pieces, 66)].map((f) => f.toString('hex'))
-    expect(split).toEqual([...encodeBatchFrames(EPOCH, BATCH, 66)].map((f) => f.toString('hex')))
+    expect(encodeFrames(EPOCH, pieces, 1024)[0]!.toString('hex')).toBe(ONE_FRAME.toString('hex'))
+    const split = encodeFrames(EPOCH, pieces, 66).map((f) => f.toString('hex'))
+    expect(split).toEqual(encodeFrames(EPOCH, BATCH, 66).map((f) => f.toString('hex')))
+  })
+
+  it('hands the bodies over as views, never copies', () => {
+    const body = BATCH.parts[0]!.body as Uint8Array
+    const [pieces] = [...encodeBatchFrames(EPOCH, BATCH, 1024)]
+    expect(pieces!.slice(1).every((piece) => piece.buffer === body.buffer)).toBe(true)
+    expect(Buffer.concat(pieces!.slice(1))).toEqual(Buffer.from(body))
   })
 
   it('decodes the documented bytes, with bodies as views into the frame', () => {
@@ -71,7 +79,7 @@ describe('batch frame codec', () => {
   it('splits bodies that do not fit: data frames first, then the batch frame with the tail', () => {
     // The batch frame alone is 16 + 47 bytes; 66 leaves 3 bytes of tail room, so the 8 body bytes go to
     // one data frame and the batch frame carries an empty tail.
-    const frames = [...encodeBatchFrames(EPOCH, BATCH, 66)].map((f) => f.toString('hex'))
+    const frames = encodeFrames(EPOCH, BATCH, 66).map((f) => f.toString('hex'))
     expect(frames).toEqual([
       hex('534b5742 01 02 0000 00000000 312c610a322c620a').toString('hex'),
       hex(`534b5742 01 01 0000 02000000 2f000000 ${HEADER}`).toString('hex'),
@@ -88,7 +96,7 @@ describe('batch frame codec', () => {
         { namespace: 'b', schemaVersion: 1, format: 'jsonl', rows: 1, body: body.subarray(100) },
       ],
     }
-    const frames = [...encodeBatchFrames(EPOCH, batch, 112)]
+    const frames = encodeFrames(EPOCH, batch, 112)
     // Header: 8 epoch + 4 + 3 offset + 2 + 2 × (2 + 1 + 17) = 57 bytes, leaving 39 of tail room.
     expect(frames.map((f) => f.length)).toEqual([112, 112, 12 + 50, 16 + 57])
     const decoded = frames.map((f) => decodeFrame(f, 'test'))
@@ -103,7 +111,7 @@ describe('batch frame codec', () => {
   })
 
   it('stores a batch without parts or offset', () => {
-    const [frame] = [...encodeBatchFrames(EPOCH, { offset: undefined, parts: [] }, 1024)]
+    const [frame] = encodeFrames(EPOCH, { offset: undefined, parts: [] }, 1024)
     expect(frame!.toString('hex')).toBe(
       hex(`534b5742 01 01 0000 01000000 0e000000 ${EPOCH} 00000000 0000`).toString('hex'),
     )
@@ -134,17 +142,16 @@ describe('batch frame codec', () => {
   })
 
   it('refuses parts it cannot store, and a header larger than a frame', () => {
-    const bad = (part: object) => () => [
-      ...encodeBatchFrames(EPOCH, { offset: 1, parts: [{ ...BATCH.parts[0]!, ...part }] }, 1024),
-    ]
+    const bad = (part: object) => () =>
+      encodeFrames(EPOCH, { offset: 1, parts: [{ ...BATCH.parts[0]!, ...part }] }, 1024)
     expect(bad({ namespace: '' })).toThrow(expect.objectContaining({ code: 'WAL_BATCH_INVALID' }))
     expect(bad({ rows: -1 })).toThrow(expect.objectContaining({ code: 'WAL_BATCH_INVALID' }))
     expect(bad({ schemaVersion: 1.5 })).toThrow(expect.objectContaining({ code: 'WAL_BATCH_INVALID' }))
     expect(bad({ format: 'parquet' })).toThrow(expect.objectContaining({ code: 'WAL_BATCH_INVALID' }))
-    expect(() => [...encodeBatchFrames(EPOCH, { offset: 'x'.repeat(100), parts: [] }, 64)]).toThrow(
+    expect(() => encodeFrames(EPOCH, { offset: 'x'.repeat(100), parts: [] }, 64)).toThrow(
       expect.objectContaining({ code: 'WAL_BATCH_INVALID', message: expect.stringContaining('offset') }),
     )
-    expect(() => [...encodeBatchFrames(EPOCH, { offset: { n: 1n } as never, parts: [] }, 1024)]).toThrow(
+    expect(() => encodeFrames(EPOCH, { offset: { n: 1n } as never, parts: [] }, 1024)).toThrow(
       expect.objectContaining({ code: 'WAL_BATCH_INVALID' }),
     )
   })

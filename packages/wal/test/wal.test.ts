@@ -4,9 +4,8 @@ import path from 'node:path'
 import { openSlot } from '@skippr/sf'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SEGMENT_OVERHEAD_BYTES } from '../src/disk.js'
-import { encodeBatchFrames } from '../src/frame.js'
 import { type BatchInput, openWal, slotName, type Wal, type WalBatch } from '../src/index.js'
-import { digested, makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
+import { digested, encodeFrames, makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
 import { filePositions } from './support/positions.js'
 
 let dataDir: string
@@ -296,7 +295,7 @@ async function appendTornCommit(epoch: string): Promise<void> {
     offset: 'torn',
     parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv' as const, rows: 1, body }],
   }
-  const frames = [...encodeBatchFrames(epoch, torn, SMALL_FILE_BYTES - SEGMENT_OVERHEAD_BYTES)]
+  const frames = encodeFrames(epoch, torn, SMALL_FILE_BYTES - SEGMENT_OVERHEAD_BYTES)
   const slot = await openSlot({
     sfDir: path.join(dataDir, 'wal'),
     senderId: 'bikehire',

@@ -1,6 +1,7 @@
 /** Deterministic test batches: batch `k` always has the same parts and bytes, some larger than a WAL file. */
 import { createHash } from 'node:crypto'
-import type { BatchPart, Offset } from '../../src/index.js'
+import { encodeBatchFrames } from '../../src/frame.js'
+import type { BatchInput, BatchPart, Offset } from '../../src/index.js'
 
 /** A batch with whole-buffer bodies: what makeBatch builds and pending() returns. */
 export interface TestBatch {
@@ -59,4 +60,9 @@ export function digested(b: TestBatch) {
       body: `${p.body.length}:${createHash('sha256').update(p.body).digest('hex')}`,
     })),
   }
+}
+
+/** A batch's WAL frames, each joined into one buffer as the slot stores it. */
+export function encodeFrames(epoch: string, batch: BatchInput, maxFrameBytes: number): Buffer[] {
+  return [...encodeBatchFrames(epoch, batch, maxFrameBytes)].map((pieces) => Buffer.concat(pieces))
 }
