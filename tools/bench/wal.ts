@@ -59,7 +59,8 @@ async function rawBytes(): Promise<void> {
     const bytes = batches * part.body.length
     const rate = (t: Timing) => (bytes / MB / (t.ms / 1000)).toFixed(0)
     const cpuPerBatch = (t: Timing) => (t.cpuMs / batches).toFixed(1)
-    // One raw append, then one commit, batch after batch: both sides meet the same disk and load.
+    // Appends and commits alternate, batch after batch, each side going first every other time: both meet
+    // the same disk and load, and each the other's background work (the next segment's preparation).
     const time = { sf: noTime(), wal: noTime() }
     const sfDir = await freshDir()
     const slot = await openSlot({
@@ -69,12 +70,15 @@ async function rawBytes(): Promise<void> {
       maxTotalBytes: 2 ** 50,
     })
     await withWal(async (wal) => {
-      for (let i = 0; i < batches; i++) {
-        addTo(time.sf, await timed(async () => void (await slot.append(part.body))))
+      const append = async () => addTo(time.sf, await timed(async () => void (await slot.append(part.body))))
+      const commit = async (i: number) =>
         addTo(
           time.wal,
           await timed(async () => void (await wal.commit({ offset: { batch: i }, parts: [part] }))),
         )
+      for (let i = 0; i < batches; i++) {
+        if (i % 2 === 0) await append().then(() => commit(i))
+        else await commit(i).then(append)
       }
     })
     await slot.close()
