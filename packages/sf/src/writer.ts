@@ -39,7 +39,7 @@ const MiB = 1024 * 1024
 /** Retired segment files kept for reuse; trimming deletes any beyond this. */
 const MAX_RETIRED = 8
 /** A batch of one frame at least this large is written from the caller's payload, without a copy. */
-const DIRECT_BYTES = 64 * 1024
+const DIRECT_BYTES = MiB
 
 export interface WriterSettings {
   dir: string

@@ -133,16 +133,25 @@ describe('openSlot: append, replay, ack, reopen', () => {
 
   it('writes a lone large frame straight from its payload, and batches of many frames through one buffer', async () => {
     const sfDir = await tmpSfDir()
-    const options = { sfDir, maxSegmentBytes: 256 * 1024, maxTotalBytes: 64 * 256 * 1024 }
+    const MiB = 1024 * 1024
+    const options = { sfDir, maxSegmentBytes: 4 * MiB, maxTotalBytes: 64 * MiB }
     const slot = await openSlot(options)
-    const large = Array.from({ length: 9 }, (_, i) => payload(i, 70_000 + i)) // one per batch: 3 per segment
+    const large = Array.from({ length: 7 }, (_, i) => payload(i, 1.1 * MiB + i)) // one per batch: 3 per segment
     for (const p of large) await slot.append(p)
-    const many = Array.from({ length: 9 }, (_, i) => payload(100 + i, 70_000)) // one batch, across segments
+    // In pieces, as the WAL appends: header and body views written back to back.
+    const pieces = [payload(50, 100), payload(51, MiB), payload(52, 7)]
+    await slot.append(pieces)
+    const many = Array.from({ length: 5 }, (_, i) => payload(100 + i, 1.1 * MiB)) // one batch, across segments
     await Promise.all(many.map((p) => slot.append(p)))
     await slot.close()
     const reopened = await openSlot(options)
     const frames = await collect(reopened.replay())
-    expect(frames.map((f) => Buffer.from(f.payload))).toEqual([...large, ...many])
+    const expected = [...large, Buffer.concat(pieces), ...many]
+    expect(frames).toHaveLength(expected.length)
+    // Buffer#equals: a deep toEqual over megabytes is slow.
+    expect(frames.map((f, i) => Buffer.from(f.payload).equals(expected[i]!))).toEqual(
+      expected.map(() => true),
+    )
     expect(reopened.stats()).toMatchObject({ tornTailBytes: 0, dataLoss: [] })
     await reopened.close()
   })
