@@ -102,17 +102,8 @@ export function seek(seg: Segment, index: number): [number, number] {
  * reserves the blocks now, so a later overwrite does not grow the file and syncs faster, and the zeros
  * mark the end of data for recovery. On failure the file is removed.
  */
-export async function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
-  const f = await io.open(file, 'w+')
-  try {
-    await writeZeros(f, 0, bytes)
-    await f.datasync()
-    return f
-  } catch (e) {
-    await f.close().catch(() => {})
-    await io.unlink(file).catch(() => {})
-    throw e
-  }
+export function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
+  return openZeroed(io, file, 'w+', bytes)
 }
 
 /**
@@ -120,10 +111,15 @@ export async function createZeroFilledFile(io: SlotFs, file: string, bytes: numb
  * name it reads as an unused spare until a new header starts it. Its frames stay (see format.ts). On
  * failure the file is removed.
  */
-export async function blankSegmentFile(io: SlotFs, file: string): Promise<SlotFile> {
-  const f = await io.open(file, 'r+')
+export function blankSegmentFile(io: SlotFs, file: string): Promise<SlotFile> {
+  return openZeroed(io, file, 'r+', SEGMENT_HEADER_BYTES)
+}
+
+/** Opens `file`, zeroes its first `bytes` and fdatasyncs it; removes the file on failure. */
+async function openZeroed(io: SlotFs, file: string, mode: 'w+' | 'r+', bytes: number): Promise<SlotFile> {
+  const f = await io.open(file, mode)
   try {
-    await writeZeros(f, 0, SEGMENT_HEADER_BYTES)
+    await writeZeros(f, 0, bytes)
     await f.datasync()
     return f
   } catch (e) {
