@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { BatchPart, NamespaceSchema } from '@skippr/connector-api'
+import { isProcessAlive } from '@skippr/connector-api'
 import { columnsStruct, ident, literal } from './sql.js'
 
 type Part = BatchPart & { readonly schema: NamespaceSchema }
@@ -57,17 +58,8 @@ async function writeWhole(file: string, body: Uint8Array): Promise<void> {
 async function removeOrphans(parent: string): Promise<void> {
   for (const name of await readdir(parent)) {
     const pid = Number(name.slice(DIR_PREFIX.length).split('-')[0])
-    if (!name.startsWith(DIR_PREFIX) || !Number.isInteger(pid) || isAlive(pid)) continue
+    if (!name.startsWith(DIR_PREFIX) || !Number.isInteger(pid) || isProcessAlive(pid)) continue
     await rm(path.join(parent, name), { recursive: true, force: true })
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

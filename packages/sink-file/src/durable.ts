@@ -4,6 +4,7 @@
  */
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { isProcessAlive } from '@skippr/connector-api'
 import { tempFile, tempOwner } from './names.js'
 
 export async function writeWhole(file: string, chunks: readonly Uint8Array[]): Promise<void> {
@@ -34,7 +35,7 @@ export async function ensureDir(dir: string): Promise<void> {
 export async function removeOrphanTemps(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
     const pid = tempOwner(name)
-    if (pid !== undefined && !isAlive(pid)) await rm(path.join(dir, name), { force: true })
+    if (pid !== undefined && !isProcessAlive(pid)) await rm(path.join(dir, name), { force: true })
   }
 }
 
@@ -44,14 +45,5 @@ async function syncDir(dir: string): Promise<void> {
     await handle.sync()
   } finally {
     await handle.close()
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

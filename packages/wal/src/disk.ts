@@ -132,11 +132,17 @@ class DiskBackend implements WalBackend {
   }
 
   private metaFile(): string {
-    return path.join(this.sfDir, `${this.senderId}${META_SUFFIX}`)
+    return metaPath(this.sfDir, this.senderId)
   }
 }
 
-function parseMeta(text: string): WalMeta | undefined {
+/** The metadata record of the slot `senderId` under `sfDir`. */
+export function metaPath(sfDir: string, senderId: string): string {
+  return path.join(sfDir, `${senderId}${META_SUFFIX}`)
+}
+
+/** The metadata in a record's text, or undefined when it is not a valid record. */
+export function parseMeta(text: string): WalMeta | undefined {
   try {
     const v = JSON.parse(text) as { version?: unknown; epoch?: unknown; resetting?: unknown }
     if (v.version !== 1 || typeof v.epoch !== 'string' || !isEpoch(v.epoch)) return undefined

@@ -15,9 +15,9 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { openSlotSnapshot, type SlotSnapshot } from '@skippr/sf/slot'
 import { BatchAssembler } from './assemble.js'
-import { slotName } from './disk.js'
+import type { WalMeta } from './backend.js'
+import { metaPath, parseMeta, slotName } from './disk.js'
 import { WalStorageUnavailableError } from './errors.js'
-import { isEpoch } from './frame.js'
 import { parseStorage } from './settings.js'
 import type { WalBatch } from './types.js'
 
@@ -48,17 +48,12 @@ export interface WalSnapshot {
   close(): Promise<void>
 }
 
-interface Meta {
-  readonly epoch: string
-  readonly resetting: boolean
-}
-
 export async function openWalSnapshot(options: WalSnapshotOptions): Promise<WalSnapshot> {
   const storage = parseStorage(options.storage)
   if (storage !== 'disk') throw new WalStorageUnavailableError(storage)
   const sfDir = path.join(options.dataDir, 'wal')
   const senderId = slotName(options.pipeline)
-  const metaFile = path.join(sfDir, `${senderId}.wal-meta`)
+  const metaFile = metaPath(sfDir, senderId)
   for (let attempt = 1; ; attempt++) {
     const before = await readMeta(metaFile)
     const slot = await openSlotSnapshot({ sfDir, senderId })
@@ -74,7 +69,7 @@ export async function openWalSnapshot(options: WalSnapshotOptions): Promise<WalS
 }
 
 /** The WAL's metadata record (see disk.ts); unreadable counts as absent: the writer rewrites it on open. */
-async function readMeta(file: string): Promise<Meta | undefined> {
+async function readMeta(file: string): Promise<WalMeta | undefined> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
@@ -82,13 +77,7 @@ async function readMeta(file: string): Promise<Meta | undefined> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw e
   }
-  try {
-    const v = JSON.parse(text) as { version?: unknown; epoch?: unknown; resetting?: unknown }
-    if (v.version !== 1 || typeof v.epoch !== 'string' || !isEpoch(v.epoch)) return undefined
-    return { epoch: v.epoch, resetting: v.resetting === true }
-  } catch {
-    return undefined
-  }
+  return parseMeta(text)
 }
 
 class Snapshot implements WalSnapshot {
