@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   cannotLand,
   encodeCsv,
@@ -9,6 +10,7 @@ import {
   type SinkBatch,
   type Source,
   type SourceChunk,
+  type WriteOutcome,
 } from '@skippr/connector-api'
 import { openStateStore } from '@skippr/state'
 import { openWal } from '@skippr/wal'
@@ -192,6 +194,78 @@ describe('runPipeline --once', () => {
     const error = await runPipeline(h.options()).catch((e: unknown) => e)
     expect(hasCode(error, SOURCE_FAILED)).toBe(true)
     expect((error as Error).message).toContain('permission denied for table items')
+  })
+})
+
+/** A memory sink that lets the runner write `concurrentWrites` batches at once, each after `delay`. */
+class ConcurrentSink extends MemorySink {
+  readonly concurrentWrites = 3
+  inFlight = 0
+  maxInFlight = 0
+  readonly finished: bigint[] = []
+  readonly outcomes: string[] = []
+  reject: bigint | undefined
+
+  constructor(private readonly delay: (arrival: number) => number) {
+    super()
+  }
+
+  override async write(batch: SinkBatch): Promise<WriteOutcome> {
+    const arrival = this.inFlight + this.finished.length
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight)
+    await sleep(this.delay(arrival))
+    this.inFlight--
+    this.finished.push(batch.id.seq)
+    const outcome =
+      batch.id.seq === this.reject ? cannotLand(new Error('value too long')) : await super.write(batch)
+    this.outcomes.push(outcome.status)
+    return outcome
+  }
+}
+
+describe('runPipeline with a sink that takes concurrent writes', () => {
+  it('overlaps writes up to the limit and marks them landed in commit order, whatever order they end in', async () => {
+    // Every other write is slow, so a later batch often lands before an earlier one.
+    const sink = new ConcurrentSink((arrival) => (arrival % 2 === 0 ? 40 : 5))
+    const h = harness(
+      dir,
+      () => memorySource(itemChunks(12, 5)),
+      () => sink,
+    )
+    const result = await runPipeline(h.options())
+    expect(result).toMatchObject({ status: 'completed', rowsWritten: 60 })
+    expect(landedIds(sink).sort((a, b) => a - b)).toEqual(ids(60))
+    expect(sink.maxInFlight).toBeGreaterThan(1)
+    expect(sink.maxInFlight).toBeLessThanOrEqual(3)
+    const inCommitOrder = [...sink.finished].sort((a, b) => (a < b ? -1 : 1))
+    expect(sink.finished).not.toEqual(inCommitOrder)
+    // Every batch was marked: the WAL holds nothing more, so a rerun writes nothing.
+    const writes = sink.outcomes.length
+    const again = await runPipeline(h.options())
+    expect(again).toMatchObject({ rowsRead: 0, rowsWritten: 0 })
+    expect(sink.outcomes).toHaveLength(writes)
+  })
+
+  it('keeps a rejected batch and the batches written beside it for the next run, which lands each once', async () => {
+    // The second batch (FSN 2 of a fresh WAL) is slow and rejected; the next ones land meanwhile.
+    const sink = new ConcurrentSink((arrival) => (arrival === 1 ? 60 : 5))
+    sink.reject = 2n
+    const h = harness(
+      dir,
+      () => memorySource(itemChunks(6, 5)),
+      () => sink,
+    )
+    const error = await runPipeline(h.options()).catch((e: unknown) => e)
+    expect(hasCode(error, BATCH_REJECTED)).toBe(true)
+    const landedBeside = sink.outcomes.filter((status) => status === 'landed').length - 1
+    expect(landedBeside).toBeGreaterThan(0)
+
+    sink.reject = undefined
+    sink.outcomes.length = 0
+    await runPipeline(h.options())
+    // Those were written again and recognised; every row is in the destination once.
+    expect(sink.outcomes.filter((status) => status === 'already-landed')).toHaveLength(landedBeside)
+    expect(landedIds(sink).sort((a, b) => a - b)).toEqual(ids(30))
   })
 })
 

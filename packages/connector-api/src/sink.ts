@@ -29,6 +29,13 @@ export type WriteOutcome =
 
 export interface Sink {
   readonly guarantee: Guarantee
+  /**
+   * How many batches the runner may write at once (default 1: one after another, in commit order).
+   * Above 1, writes overlap and may commit in any order, so each must stand alone: its identity
+   * check, fence check and rows in its own transaction, none waiting on another's locks. The runner
+   * still marks batches landed in commit order.
+   */
+  readonly concurrentWrites?: number
   /** Creates the namespace's table if missing, adds new columns, widens types. Idempotent. */
   prepare(schema: NamespaceSchema): Promise<void>
   /** Writes every part of the batch, or none of them. */

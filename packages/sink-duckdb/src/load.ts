@@ -1,7 +1,8 @@
 /**
- * The bulk path: a part's body is written to a file once and DuckDB's own parallel readers
+ * The bulk path: each part's body is written to a file once and DuckDB's own parallel readers
  * (read_csv / read_json) parse it straight into the table, with the column types given
- * explicitly, so nothing is sniffed and no value passes through JavaScript.
+ * explicitly, so nothing is sniffed and no value passes through JavaScript. Parts of several
+ * batches for one table load in one statement over their files.
  */
 import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -10,7 +11,14 @@ import type { BatchPart, NamespaceSchema } from '@skippr/connector-api'
 import { isProcessAlive } from '@skippr/connector-api'
 import { columnsStruct, ident, literal } from './sql.js'
 
-type Part = BatchPart & { readonly schema: NamespaceSchema }
+export type Part = BatchPart & { readonly schema: NamespaceSchema }
+
+/**
+ * read_csv's read unit (its default is 32 MiB, more than a whole batch). Smaller units let DuckDB's
+ * threads share the files of a grouped load more evenly: two 10 MB batches load in about 85% of the
+ * time at 2 MiB.
+ */
+const CSV_BUFFER_BYTES = 2 * 1024 * 1024
 
 const DIR_PREFIX = 'sink-duckdb-'
 
@@ -25,14 +33,14 @@ export class LoadFiles {
     return new LoadFiles(await mkdtemp(path.join(parent, `${DIR_PREFIX}${process.pid}-`)))
   }
 
-  /** Writes `body` to a fresh file, runs `use` with its path, and deletes it. */
-  async with<T>(body: Uint8Array, ext: string, use: (file: string) => Promise<T>): Promise<T> {
-    const file = path.join(this.dir, `${++this.counter}.${ext}`)
+  /** Writes each body to a fresh file, runs `use` with their paths, and deletes them. */
+  async with<T>(bodies: Uint8Array[], ext: string, use: (files: string[]) => Promise<T>): Promise<T> {
+    const files = bodies.map(() => path.join(this.dir, `${++this.counter}.${ext}`))
     try {
-      await writeWhole(file, body)
-      return await use(file)
+      await Promise.all(bodies.map((body, i) => writeWhole(files[i]!, body)))
+      return await use(files)
     } finally {
-      await rm(file, { force: true })
+      await Promise.all(files.map((file) => rm(file, { force: true })))
     }
   }
 
@@ -63,20 +71,27 @@ async function removeOrphans(parent: string): Promise<void> {
   }
 }
 
-/** Appends one part's rows to `table` inside the caller's transaction; returns the rows inserted. */
-export async function loadPart(
+/**
+ * Appends the rows of `parts` (one format, one schema) to `table` inside the caller's transaction,
+ * in one statement; returns the rows inserted.
+ */
+export async function loadParts(
   conn: DuckDBConnection,
   table: string,
-  part: Part,
+  parts: readonly Part[],
   files: LoadFiles,
 ): Promise<number> {
-  return files.with(part.body, part.format, async (file) => {
-    const result = await conn.run(insertSql(table, part, file))
+  const [first] = parts
+  const bodies = parts.map((part) => part.body).filter((body) => body.length > 0)
+  if (first === undefined || bodies.length === 0) return 0
+  return files.with(bodies, first.format, async (paths) => {
+    const result = await conn.run(insertSql(table, first, paths))
     return result.rowsChanged
   })
 }
 
-function insertSql(table: string, part: Part, file: string): string {
+function insertSql(table: string, part: Part, paths: string[]): string {
+  const files = `[${paths.map(literal).join(', ')}]`
   const fields = part.schema.fields
   const targets = fields.map((f) => ident(f.name)).join(', ')
   if (part.format === 'csv') {
@@ -84,13 +99,13 @@ function insertSql(table: string, part: Part, file: string): string {
     const positional = fields.map((f, i) => ({ name: `c${i}`, type: f.type }))
     const sources = positional.map((c) => c.name).join(', ')
     return (
-      `INSERT INTO ${table} (${targets}) SELECT ${sources} FROM read_csv(${literal(file)}, ` +
+      `INSERT INTO ${table} (${targets}) SELECT ${sources} FROM read_csv(${files}, ` +
       `columns = ${columnsStruct(positional)}, header = false, auto_detect = false, delim = ',', ` +
-      `quote = '"', escape = '"', allow_quoted_nulls = false)`
+      `quote = '"', escape = '"', allow_quoted_nulls = false, buffer_size = ${CSV_BUFFER_BYTES})`
     )
   }
   return (
-    `INSERT INTO ${table} (${targets}) SELECT ${targets} FROM read_json(${literal(file)}, ` +
+    `INSERT INTO ${table} (${targets}) SELECT ${targets} FROM read_json(${files}, ` +
     `format = 'newline_delimited', records = true, columns = ${columnsStruct(fields)})`
   )
 }

@@ -2,6 +2,14 @@
  * The exactly-once DuckDB sink. One connection per sink; each batch is one transaction that
  * checks the fence, checks the batch identity, bulk-loads every part and records the identity,
  * so a batch lands whole or not at all, and a retried batch that already landed is skipped.
+ *
+ * Writes that queue up while the connection is busy (the runner keeps up to `concurrentWrites` in
+ * flight) land together: one transaction checks and records every identity and loads each table's
+ * parts in one statement. DuckDB loads one statement of two 10 MB batches in about 60% of the time
+ * two statements take, because its threads share the work only within a statement. The batches
+ * still land whole or not at all, each exactly once; if the shared transaction fails, each batch is
+ * tried alone, so each gets its own outcome. A write that queued behind a landing lingers up to
+ * LINGER_MS for the runner's next write, which follows as soon as the landing ends, to land with it.
  */
 import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -22,7 +30,7 @@ import {
   DuckdbWriteError,
 } from './errors.js'
 import { batchStatus, ensureLedger, raiseFence, recordLanded } from './ledger.js'
-import { LoadFiles, loadPart } from './load.js'
+import { LoadFiles, loadParts, type Part } from './load.js'
 import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
 
@@ -32,11 +40,28 @@ interface Open {
   readonly files: LoadFiles
 }
 
+/** Writes the runner may have in flight: one landing, one waiting to land with the next. */
+const CONCURRENT_WRITES = 2
+/**
+ * How long a write that queued behind a landing waits, once the connection is free, for the runner's
+ * next write to land with it. The next one usually follows within a few milliseconds (the runner
+ * sends it as soon as the landing ends); landing two batches in one statement saves far more.
+ */
+const LINGER_MS = 25
+
+interface QueuedWrite {
+  readonly batch: SinkBatch
+  readonly settle: (outcome: WriteOutcome) => void
+  /** It arrived while a landing was in progress. */
+  readonly behindLanding: boolean
+}
+
 /** DuckDB error classes that mean the statement itself cannot succeed, however often it is retried. */
 const DATA_ERROR = /^(Conversion|Invalid Input|Constraint|Out of Range|Binder|Parser|Catalog) Error/
 
 export class DuckdbSink implements Sink {
   readonly guarantee = 'exactly-once' as const
+  readonly concurrentWrites = CONCURRENT_WRITES
   readonly file: string
   private readonly dbSchema: string
   private readonly settings: readonly string[]
@@ -44,6 +69,13 @@ export class DuckdbSink implements Sink {
   private opened: Promise<Open> | undefined
   /** One connection runs one transaction at a time: calls wait for the previous one. */
   private queue: Promise<unknown> = Promise.resolve()
+  /** Writes waiting for the connection. */
+  private readonly writes: QueuedWrite[] = []
+  private landing = false
+  /** Ends a linger early: called when a write arrives. */
+  private arrived: (() => void) | undefined
+  /** The connection's preserve_insertion_order setting, once this sink has set it. */
+  private preservingOrder: boolean | undefined
 
   constructor(config: DuckdbConfig, context: Pick<ConnectorContext, 'configDir' | 'dataDir'>) {
     this.file = path.resolve(context.configDir, config.path)
@@ -65,21 +97,12 @@ export class DuckdbSink implements Sink {
   }
 
   write(batch: SinkBatch): Promise<WriteOutcome> {
-    return this.serial(async () => {
-      let open: Open
-      try {
-        open = await this.open()
-      } catch (error) {
-        return retryLater(error)
-      }
-      try {
-        return await transaction(open.conn, () => this.land(open, batch))
-      } catch (error) {
-        if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED)) return cannotLand(error)
-        if (hasCode(error, DUCKDB_WRITE_FAILED)) return retryLater(error)
-        return retryLater(new DuckdbWriteError(`batch ${batchKey(batch.id)}`, error))
-      }
-    })
+    const behindLanding = this.landing
+    const written = new Promise<WriteOutcome>((settle) => this.writes.push({ batch, settle, behindLanding }))
+    this.arrived?.()
+    // The first of these turns to run takes every write queued by then; a later one may find none.
+    void this.serial(() => this.landQueued())
+    return written
   }
 
   async close(): Promise<void> {
@@ -94,17 +117,80 @@ export class DuckdbSink implements Sink {
     await open.files.remove()
   }
 
-  private async land({ conn, files }: Open, batch: SinkBatch): Promise<WriteOutcome> {
-    const status = await batchStatus(conn, this.dbSchema, batch.id)
-    if (status.fence !== undefined && status.fence > batch.fence)
-      throw new DuckdbFencedError(batch.id.pipeline, batch.fence, status.fence)
-    if (status.fence !== batch.fence) await raiseFence(conn, this.dbSchema, batch.id.pipeline, batch.fence)
-    if (status.landed) return alreadyLanded()
-    let rows = 0
-    for (const part of batch.parts) {
-      const table = tableName(this.dbSchema, part.namespace)
+  private async landQueued(): Promise<void> {
+    if (this.writes.length === 1 && this.writes[0]!.behindLanding) await this.nextWrite(LINGER_MS)
+    const queued = this.writes.splice(0)
+    if (queued.length === 0) return
+    this.landing = true
+    try {
+      const outcomes = await this.landTogether(queued.map((write) => write.batch))
+      for (const [i, write] of queued.entries()) write.settle(outcomes[i]!)
+    } finally {
+      this.landing = false
+    }
+  }
+
+  /** Resolves when another write arrives, or after `ms`. */
+  private nextWrite(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms)
+      this.arrived = done
+      function done(): void {
+        clearTimeout(timer)
+        resolve()
+      }
+    }).finally(() => {
+      this.arrived = undefined
+    })
+  }
+
+  private async landTogether(batches: SinkBatch[]): Promise<WriteOutcome[]> {
+    let open: Open
+    try {
+      open = await this.open()
+    } catch (error) {
+      return batches.map(() => retryLater(error))
+    }
+    if (batches.length > 1) {
+      const together = await transaction(open.conn, () => this.land(open, batches)).catch(() => undefined)
+      if (together) return together
+    }
+    const outcomes: WriteOutcome[] = []
+    for (const batch of batches) outcomes.push(await this.landAlone(open, batch))
+    return outcomes
+  }
+
+  private async landAlone(open: Open, batch: SinkBatch): Promise<WriteOutcome> {
+    try {
+      const [outcome] = await transaction(open.conn, () => this.land(open, [batch]))
+      return outcome!
+    } catch (error) {
+      if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED)) return cannotLand(error)
+      if (hasCode(error, DUCKDB_WRITE_FAILED)) return retryLater(error)
+      return retryLater(new DuckdbWriteError(`batch ${batchKey(batch.id)}`, error))
+    }
+  }
+
+  /** Lands the batches that did not land before, inside the caller's transaction. */
+  private async land({ conn, files }: Open, batches: readonly SinkBatch[]): Promise<WriteOutcome[]> {
+    const toLand: SinkBatch[] = []
+    const outcomes: WriteOutcome[] = []
+    for (const batch of batches) {
+      const status = await batchStatus(conn, this.dbSchema, batch.id)
+      if (status.fence !== undefined && status.fence > batch.fence)
+        throw new DuckdbFencedError(batch.id.pipeline, batch.fence, status.fence)
+      if (status.fence !== batch.fence) await raiseFence(conn, this.dbSchema, batch.id.pipeline, batch.fence)
+      if (status.landed) outcomes.push(alreadyLanded())
+      else {
+        toLand.push(batch)
+        outcomes.push(landed(batch.parts.reduce((rows, part) => rows + part.rows, 0)))
+      }
+    }
+    await this.preserveOrder(conn, toLand.length < 2)
+    for (const parts of byTable(toLand.flatMap((batch) => batch.parts))) {
+      const table = tableName(this.dbSchema, parts[0]!.namespace)
       try {
-        rows += await loadPart(conn, table, part, files)
+        await loadParts(conn, table, parts, files)
       } catch (error) {
         const message = error instanceof Error ? error.message : ''
         throw DATA_ERROR.test(message)
@@ -112,8 +198,18 @@ export class DuckdbSink implements Sink {
           : new DuckdbWriteError(`table ${table}`, error)
       }
     }
-    await recordLanded(conn, this.dbSchema, batch.id)
-    return landed(rows)
+    for (const batch of toLand) await recordLanded(conn, this.dbSchema, batch.id)
+    return outcomes
+  }
+
+  /**
+   * Rows have no order to keep, but keeping it is faster for one file (about 10%), and turning it off
+   * lets DuckDB's threads split a statement over several files (without, two files load one at a time).
+   */
+  private async preserveOrder(conn: DuckDBConnection, preserve: boolean): Promise<void> {
+    if (this.preservingOrder === preserve) return
+    await conn.run(`SET preserve_insertion_order = ${preserve}`)
+    this.preservingOrder = preserve
   }
 
   /** Opens the database on first use, so a locked file is a retryable write, not a start-up failure. */
@@ -135,12 +231,16 @@ export class DuckdbSink implements Sink {
     } catch (error) {
       throw new DuckdbUnavailableError(this.file, error)
     }
+    let conn: DuckDBConnection | undefined
     try {
-      const conn = await instance.connect()
+      conn = await instance.connect()
       for (const setting of this.settings) await conn.run(setting)
-      await transaction(conn, () => ensureLedger(conn, this.dbSchema))
+      await transaction(conn, () => ensureLedger(conn!, this.dbSchema))
       return { instance, conn, files: await LoadFiles.create(this.tempParent) }
     } catch (error) {
+      // An open connection keeps the cached instance alive, and the next fromCache of this file
+      // would wait for it to go: a busy loop in DuckDB's instance cache, for ever.
+      conn?.closeSync()
       instance.closeSync()
       throw new DuckdbUnavailableError(this.file, error)
     }
@@ -151,6 +251,18 @@ export class DuckdbSink implements Sink {
     this.queue = next.catch(() => undefined)
     return next
   }
+}
+
+/** Parts that load in one statement: one table, one format, one schema version. */
+function byTable(parts: readonly Part[]): Part[][] {
+  const groups = new Map<string, Part[]>()
+  for (const part of parts) {
+    const key = JSON.stringify([part.namespace, part.format, part.schema.fields])
+    const group = groups.get(key)
+    if (group) group.push(part)
+    else groups.set(key, [part])
+  }
+  return [...groups.values()]
 }
 
 /** The SET statements the sink's connection runs first. */

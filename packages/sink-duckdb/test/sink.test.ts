@@ -1,11 +1,18 @@
 import { spawn } from 'node:child_process'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { allTypesSchema, makeBatch, rawPart, trickyRows } from '@skippr/conformance'
 import type { Sink, WriteOutcome } from '@skippr/connector-api'
 import { hasCode, parseConnectorConfig } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { DUCKDB_FENCED, DUCKDB_REJECTED, DUCKDB_UNAVAILABLE, sink as definition } from '../src/index.js'
+import {
+  DUCKDB_FENCED,
+  DUCKDB_REJECTED,
+  DUCKDB_UNAVAILABLE,
+  DuckdbSink,
+  sink as definition,
+} from '../src/index.js'
 import { query, type TempWarehouse, tempWarehouse } from './helpers.js'
 
 let warehouse: TempWarehouse
@@ -140,6 +147,95 @@ describe('DuckdbSink', () => {
     const [count] = await query(warehouse.file, 'SELECT count(*) AS n FROM main.race')
     expect(count).toEqual({ n: 5n })
   })
+
+  it('writes that queue up land together: one transaction, each identity once, every format', async () => {
+    const schema = allTypesSchema('grouped')
+    const sink = open()
+    await sink.prepare(schema)
+    const batch = (seq: number, format: 'csv' | 'jsonl') =>
+      makeBatch({ pipeline: 'p', seq, parts: [{ schema, format, rows: trickyRows() }] })
+    const batches = [batch(1, 'csv'), batch(2, 'jsonl'), batch(3, 'csv')]
+    expect(sink.concurrentWrites).toBe(2)
+    const outcomes = await Promise.all(batches.map((b) => sink.write(b)))
+    expect(outcomes).toEqual([1, 2, 3].map(() => ({ status: 'landed', rows: trickyRows().length })))
+    // now() is the transaction's start: one value means one transaction.
+    const landedAt = await query(warehouse.file, 'SELECT DISTINCT landed_at FROM main._skippr_batches')
+    expect(landedAt).toHaveLength(1)
+    expect(await query(warehouse.file, 'SELECT count(*) AS n FROM main.grouped')).toEqual([
+      { n: BigInt(3 * trickyRows().length) },
+    ])
+    const again = await Promise.all(batches.map((b) => sink.write(b)))
+    expect(again.map((o) => o.status)).toEqual(['already-landed', 'already-landed', 'already-landed'])
+  })
+
+  it('a write queued behind a landing waits for the next one and lands with it', async () => {
+    const schema = allTypesSchema('lingered')
+    const sink = open()
+    await sink.prepare(schema)
+    const batch = (seq: number) =>
+      makeBatch({ pipeline: 'p', seq, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+    const first = sink.write(batch(1))
+    // The first is landing (it waits on DuckDB's threads) when the second arrives.
+    await new Promise(setImmediate)
+    const second = sink.write(batch(2))
+    // As the runner does: the next write goes out a few milliseconds after a landing ends (it is
+    // read from the WAL first), within the linger.
+    await first
+    await sleep(5)
+    const third = sink.write(batch(3))
+    await Promise.all([second, third])
+    const rows = await query(warehouse.file, 'SELECT seq, landed_at FROM main._skippr_batches ORDER BY seq')
+    const landedAt = rows.map((r) => (r.landed_at as Date).getTime())
+    expect(landedAt[1]).toBe(landedAt[2])
+    expect(landedAt[0]).not.toBe(landedAt[1])
+    // A lone write behind a landing does not wait longer than the linger.
+    const fourth = sink.write(batch(4))
+    await new Promise(setImmediate)
+    const fifth = sink.write(batch(5))
+    await fourth
+    const started = Date.now()
+    expect((await fifth).status).toBe('landed')
+    expect(Date.now() - started).toBeLessThan(1_000)
+  })
+
+  it('a queued group with a rejected batch: each is tried alone and gets its own outcome', async () => {
+    const schema = allTypesSchema('orders')
+    const sink = open()
+    await sink.prepare(schema)
+    const good = (seq: number) =>
+      makeBatch({ pipeline: 'p', seq, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+    const bad = makeBatch({ pipeline: 'p', seq: 2, parts: [rawPart(schema, 'csv', '1,"a",12x,,,,,,\n', 1)] })
+    const outcomes = await Promise.all([good(1), bad, good(3)].map((b) => sink.write(b)))
+    expect(outcomes.map((o) => o.status)).toEqual(['landed', 'fatal', 'landed'])
+    expect(hasCode(errorOf(outcomes[1]!), DUCKDB_REJECTED)).toBe(true)
+    expect(await query(warehouse.file, 'SELECT seq FROM main._skippr_batches ORDER BY seq')).toEqual([
+      { seq: 1n },
+      { seq: 3n },
+    ])
+    expect(await query(warehouse.file, 'SELECT count(*) AS n FROM main.orders')).toEqual([
+      { n: BigInt(2 * trickyRows().length) },
+    ])
+  })
+
+  it('a set-up that fails after connecting is retried, and each retry fails again at once', async () => {
+    // DuckDB refuses the setting once the connection is open; before the fix, the next open of the
+    // file spun for ever in DuckDB's instance cache, held by the connection left open.
+    const sink = new DuckdbSink(
+      { path: 'warehouse.duckdb', schema: 'main', threads: 0 },
+      { configDir: warehouse.dir, dataDir: path.join(warehouse.dir, 'data') },
+    )
+    opened.push(sink)
+    const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [rawPart(allTypesSchema('t'), 'csv', '', 0)] })
+    const started = Date.now()
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const outcome = await sink.write(batch)
+      expect(outcome.status).toBe('retry')
+      expect(hasCode(errorOf(outcome), DUCKDB_UNAVAILABLE)).toBe(true)
+    }
+    // Each attempt takes milliseconds; the spin lasted until a garbage collection freed the
+    // connection (seconds in a test, for ever in an idle sync).
+    expect(Date.now() - started).toBeLessThan(3_000)
+  }, 30_000)
 
   it('a file locked by another process: the write is retry, and lands once the lock is gone', async () => {
     const schema = allTypesSchema('locked')

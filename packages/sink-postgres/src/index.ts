@@ -3,7 +3,7 @@ import type { PostgresSinkConfig } from './config.js'
 import { postgresSinkConfig } from './config.js'
 import { PostgresSink } from './sink.js'
 
-export type { PostgresSinkConfig } from './config.js'
+export type { PostgresSinkConfig, PostgresSinkOptions } from './config.js'
 export { postgresSinkConfig } from './config.js'
 export { BATCHES_TABLE, FENCE_TABLE } from './ddl.js'
 export type { ServerFields } from './errors.js'

@@ -75,6 +75,37 @@ const count = async (table = 'orders') => (await db.rows(table)).length
 const markers = async () =>
   Number((await db.sql(`SELECT count(*) AS n FROM ${db.schema}._skippr_batches`)).rows[0]?.n)
 
+/** A transaction holding `LOCK TABLE orders IN <mode> MODE` until released. */
+async function lockTable(mode: string): Promise<{ pid: number; release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: PG_URL })
+  await client.connect()
+  await client.query('BEGIN')
+  await client.query(`LOCK TABLE ${db.schema}.orders IN ${mode} MODE`)
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+  return {
+    pid: rows[0]!.pid,
+    async release() {
+      await client.query('ROLLBACK')
+      await client.end()
+    },
+  }
+}
+
+/** Waits until `n` backends wait on `holder`'s lock; returns the pids blocking each of them. */
+async function backendsBlockedBy(holder: { pid: number }, n: number): Promise<number[][]> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const { rows } = await db.sql<{ blocking: number[] }>(
+      'SELECT pg_blocking_pids(pid) AS blocking FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+      [holder.pid],
+    )
+    if (rows.length >= n) return rows.map((r) => r.blocking)
+    if (Date.now() > deadline)
+      throw new Error(`${rows.length} of ${n} backends blocked by the table lock after 10 s`)
+    await sleep(20)
+  }
+}
+
 describe('concurrent writers of one identity', () => {
   it('land the batch once: one writer lands, the others find it landed', async () => {
     const sinks = Array.from({ length: 6 }, () => db.sink())
@@ -302,6 +333,46 @@ describe('failures', () => {
     expect(await count()).toBe(4)
   })
 
+  it("a writer's batches load side by side: neither waits for the other's transaction", async () => {
+    const sink = db.sink()
+    expect(sink.concurrentWrites).toBe(2)
+    await sink.prepare(orders)
+    expect((await sink.write(rowsBatch(1, [1]))).status).toBe('landed')
+    // A SHARE lock on the table stops each write at its COPY, inside its transaction.
+    const holder = await lockTable('SHARE')
+    const writes = [sink.write(rowsBatch(2, [2, 3])), sink.write(rowsBatch(3, [4]))]
+    // Both must reach the COPY, each blocked by the holder alone, not by the other write.
+    const blocked = await backendsBlockedBy(holder, 2)
+    expect(blocked.every((pids) => pids.length === 1)).toBe(true)
+    await holder.release()
+    expect((await Promise.all(writes)).map((o) => o.status)).toEqual(['landed', 'landed'])
+    expect(await count()).toBe(4)
+  })
+
+  it("a newer writer waits for the older writer's write in progress, which commits; then the older is fenced", async () => {
+    const older = db.sink()
+    const newer = db.sink()
+    await older.prepare(orders)
+    expect((await older.write(rowsBatch(1, [1]))).status).toBe('landed')
+    const holder = await lockTable('SHARE')
+    const finished: string[] = []
+    const olderWrite = older.write(rowsBatch(2, [2])).then((o) => finished.push(`older ${o.status}`))
+    await backendsBlockedBy(holder, 1)
+    // The newer writer's fence raise must wait for the older writer's share lock on the fence row.
+    const newerWrite = newer
+      .write({ ...rowsBatch(3, [3]), fence: 2n })
+      .then((o) => finished.push(`newer ${o.status}`))
+    await sleep(200)
+    expect(finished).toEqual([])
+    await holder.release()
+    await Promise.all([olderWrite, newerWrite])
+    expect(finished).toEqual(['older landed', 'newer landed'])
+    const fenced = await older.write(rowsBatch(4, [4]))
+    expect(fenced.status).toBe('fatal')
+    expect(hasCode(errorOf(fenced), FENCED)).toBe(true)
+    expect(await count()).toBe(3)
+  })
+
   it('a fenced writer gets the fence code', async () => {
     const sink = db.sink()
     await sink.prepare(orders)
@@ -321,7 +392,11 @@ describe('definition', () => {
     expect(parseConnectorConfig(definition, { connection_string: PG_URL }, at)).toEqual({
       connection_string: PG_URL,
       schema: 'public',
+      concurrent_writes: 2,
     })
+    expect(() =>
+      parseConnectorConfig(definition, { connection_string: PG_URL, concurrent_writes: 0 }, at),
+    ).toThrow('concurrent_writes')
     expect(() => parseConnectorConfig(definition, { connection_string: PG_URL, table: 'x' }, at)).toThrow(
       'unknown key table',
     )

@@ -12,6 +12,13 @@ const MiB = 1024 * 1024
 export const DEFAULT_BUFFER_THRESHOLD_BYTES = 10_485_760
 export const DEFAULT_BUFFER_THRESHOLD_SECONDS = 60
 export const DEFAULT_MAX_DELAY_SECONDS = 60
+/**
+ * The default WAL file size is the byte threshold plus this share of it, clamped to the range below. A
+ * batch is flushed once it reaches the threshold, so it runs over by up to one source chunk: with room
+ * for that, a batch is one frame in one file. A file of exactly the threshold split nearly every batch
+ * over two files (a rotation per commit) and two frames (joined by a copy when read back).
+ */
+const DEFAULT_FILE_HEADROOM = 0.25
 /** The range the default WAL file size is clamped to. */
 export const MIN_DEFAULT_BYTES_PER_FILE = 4 * MiB
 export const MAX_DEFAULT_BYTES_PER_FILE = 64 * MiB
@@ -50,7 +57,10 @@ export function resolveWalSettings(input: WalSettingsInput = {}): WalSettings {
   )
   const bytesPerFile = wholeBytes(
     fromEnv(env, 'WAL_BYTES_PER_FILE'),
-    Math.min(Math.max(bufferThresholdBytes, MIN_DEFAULT_BYTES_PER_FILE), MAX_DEFAULT_BYTES_PER_FILE),
+    Math.min(
+      Math.max(Math.ceil(bufferThresholdBytes * (1 + DEFAULT_FILE_HEADROOM)), MIN_DEFAULT_BYTES_PER_FILE),
+      MAX_DEFAULT_BYTES_PER_FILE,
+    ),
     MIN_BYTES_PER_FILE,
     MAX_BYTES_PER_FILE,
   )

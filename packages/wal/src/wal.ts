@@ -113,11 +113,12 @@ export class Wal {
   /**
    * Committed batches not yet landed, oldest first: a kept batch (`keepBatches`) straight from memory,
    * the others read from the log as they are consumed, one at a time. Ends at the last batch committed
-   * when the read reaches the log's end.
+   * when the read reaches the log's end. With `after` (a batch's `seq`), starts after that batch: a
+   * reader that has batches in hand that are not marked landed yet goes on from the last of them.
    */
-  async *pending(): AsyncGenerator<WalBatch> {
+  async *pending(after?: bigint): AsyncGenerator<WalBatch> {
     this.throwIfClosed()
-    let previous = this.backend.ackedFsn
+    let previous = after !== undefined && after > this.backend.ackedFsn ? after : this.backend.ackedFsn
     for (;;) {
       // A batch starts right after the one before it, unless frames of a commit cut short lie between:
       // then it is not found here, and the read below skips those frames.

@@ -9,7 +9,7 @@ describe('resolveWalSettings', () => {
       storage: 'disk',
       bufferThresholdBytes: 10_485_760,
       bufferThresholdSeconds: 60,
-      bytesPerFile: 10 * MiB,
+      bytesPerFile: 12.5 * MiB,
       maxDelaySeconds: 60,
     })
   })
@@ -44,10 +44,12 @@ describe('resolveWalSettings', () => {
     })
   })
 
-  it('derives WAL_BYTES_PER_FILE from the byte threshold, clamped to 4–64 MiB, unless set', () => {
+  it('derives WAL_BYTES_PER_FILE from the byte threshold (+25%), clamped to 4–64 MiB, unless set', () => {
     const perFile = (env: Record<string, string>, yaml = {}) => resolveWalSettings({ env, yaml }).bytesPerFile
     expect(perFile({ BUFFER_THRESHOLD_BYTES: String(MiB) })).toBe(4 * MiB)
-    expect(perFile({ BUFFER_THRESHOLD_BYTES: String(20 * MiB) })).toBe(20 * MiB)
+    expect(perFile({ BUFFER_THRESHOLD_BYTES: String(20 * MiB) })).toBe(25 * MiB)
+    expect(perFile({ BUFFER_THRESHOLD_BYTES: '1000001' })).toBe(4 * MiB)
+    expect(perFile({ BUFFER_THRESHOLD_BYTES: String(40 * MiB + 1) })).toBe(50 * MiB + 2)
     expect(perFile({}, { buffer_threshold_bytes: 500 * MiB })).toBe(64 * MiB)
     expect(perFile({ BUFFER_THRESHOLD_BYTES: String(500 * MiB), WAL_BYTES_PER_FILE: String(MiB) })).toBe(MiB)
   })

@@ -4,7 +4,14 @@ import path from 'node:path'
 import { openSlot } from '@skippr/sf'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SEGMENT_OVERHEAD_BYTES } from '../src/disk.js'
-import { type BatchInput, openWal, slotName, type Wal, type WalBatch } from '../src/index.js'
+import {
+  type BatchInput,
+  openWal,
+  resolveWalSettings,
+  slotName,
+  type Wal,
+  type WalBatch,
+} from '../src/index.js'
 import { digested, encodeFrames, makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
 import { filePositions } from './support/positions.js'
 
@@ -38,6 +45,12 @@ async function reopen(wal: Wal): Promise<Wal> {
 async function pendingOf(wal: Wal): Promise<WalBatch[]> {
   const out: WalBatch[] = []
   for await (const b of wal.pending()) out.push(b)
+  return out
+}
+
+async function pendingOfAfter(wal: Wal, after: bigint): Promise<WalBatch[]> {
+  const out: WalBatch[] = []
+  for await (const b of wal.pending(after)) out.push(b)
   return out
 }
 
@@ -89,6 +102,27 @@ describe('openWal (disk)', () => {
     expect(digested(first!)).toEqual(digested(makeBatch(1)))
     expect(second!.id).toEqual(id)
     expect(Buffer.from(second!.parts[0]!.body).equals(body)).toBe(true)
+  })
+
+  it('with default settings, commits a batch that ran one source chunk past the threshold as one frame', async () => {
+    const settings = resolveWalSettings({ env: {} })
+    const positions = filePositions(positionsFile())
+    const wal = await openWal({
+      pipeline: 'bikehire',
+      dataDir,
+      bytesPerFile: settings.bytesPerFile,
+      positions,
+    })
+    opened.push(wal)
+    const body = Buffer.alloc(settings.bufferThresholdBytes + 1024 * 1024, 0x61)
+    body[body.length - 1] = 10
+    const id = await wal.commit({
+      offset: 'o',
+      parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv', rows: 1, body }],
+    })
+    // FSNs count frames: a batch in two frames would end at FSN 2.
+    expect(id.seq).toBe(1n)
+    expect(await segmentsWithData()).toHaveLength(1)
   })
 
   it('lands batches in order, saving each offset before the watermark moves, and trims landed files', async () => {
@@ -184,6 +218,23 @@ describe('openWal (disk)', () => {
     expect(later.map(digested)).toEqual(range(4, 9).map((k) => digested(makeBatch(k))))
     const kept = (await pendingOf(wal)).map((b, i) => b === later[i])
     expect(kept).toEqual([false, false, false, true, true, false])
+  })
+
+  it('pending(after) goes on after a batch in hand, from memory or the log, and lands them in order', async () => {
+    const wal = await open('bikehire', 1)
+    const ids = []
+    for (let k = 1; k <= 3; k++) ids.push(await wal.commit(makeBatch(k)))
+    const inHand = await pendingOf(wal)
+    ids.push(await wal.commit(makeBatch(4)), await wal.commit(makeBatch(5)))
+    const rest = await pendingOfAfter(wal, inHand.at(-1)!.id.seq)
+    expect(rest.map((b) => b.id)).toEqual(ids.slice(3))
+    expect(rest.map(digested)).toEqual(range(4, 5).map((k) => digested(makeBatch(k))))
+    // The batches read after ones not yet marked are marked in order, as any others.
+    for (const b of [...inHand, ...rest]) await wal.markLanded(b.id)
+    expect(await pendingOf(wal)).toEqual([])
+    // After a batch that is landed already, it starts at the watermark.
+    ids.push(await wal.commit(makeBatch(6)))
+    expect((await pendingOfAfter(wal, ids[0]!.seq)).map((b) => b.id)).toEqual([ids[5]])
   })
 
   it('finds a kept batch behind the frames of a commit cut short', async () => {

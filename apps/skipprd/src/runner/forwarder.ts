@@ -1,9 +1,14 @@
 /**
- * Lands committed WAL batches in the sink, one at a time and in commit order, each with its
- * identity and the writer lease's fence token. The sink's answer decides what happens:
- * `landed` / `already-landed` → mark landed in the WAL; `retry` (or a throw) → back off and try
- * the same batch again; `fatal` → stop, the batch stays in the WAL. With `--once` a run gives up
- * after `retryBudgetMs` without progress, leaving the batches for the next run.
+ * Lands committed WAL batches in the sink, each with its identity and the writer lease's fence
+ * token: one at a time in commit order, or up to the sink's `concurrentWrites` at once. The sink's
+ * answer decides what happens: `landed` / `already-landed` → mark landed in the WAL; `retry` (or a
+ * throw) → back off and try the same batch again; `fatal` → stop, the batch stays in the WAL. With
+ * `--once` a run gives up after `retryBudgetMs` without progress, leaving the batches for the next
+ * run.
+ *
+ * Batches are marked landed in commit order whatever order their writes finish in, so the WAL's
+ * watermark never passes a batch that has not landed; one that landed ahead of a failed one is
+ * written again by the next run and recognised by its identity.
  *
  * The sink is opened as soon as the forwarder runs, in the background, so it is ready when the first
  * batch is committed; a failed open is tried again with each write, like the write itself, so an
@@ -59,10 +64,14 @@ export class Forwarder {
   /** Schema objects the sink is (being) prepared with (the registry hands out one object per version). */
   private readonly prepared = new WeakMap<NamespaceSchema, Promise<void>>()
   /**
-   * Marking the last written batch landed (WAL watermark, counters). It runs while the next batch
-   * is written; marks stay in commit order, each after the one before.
+   * Marking the batches written so far landed (WAL watermark, counters), each after the one before:
+   * false once one of them did not land (stopped), so none after it is marked.
    */
-  private marking: Promise<void> = Promise.resolve()
+  private marking: Promise<boolean> = Promise.resolve(true)
+  /** Writes in progress, settled or not; at most the sink's `concurrentWrites`. */
+  private readonly writing = new Set<Promise<void>>()
+  /** The first write that failed for good: the run ends with it once the others settle. */
+  private failure: { readonly error: unknown } | undefined
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -93,24 +102,76 @@ export class Forwarder {
     // A failure here is met again, and reported, by the first write.
     this.openSink().catch(() => {})
     try {
+      // The last batch started: the next pass goes on after it, while earlier writes still run.
+      let after: bigint | undefined
+      let startedAll = false
       while (!this.stopped) {
         const seen = this.commits
-        // A pass reads from the WAL's watermark, so the batches written so far must be marked first.
-        await this.marking
-        for await (const batch of this.options.wal.pending()) {
-          if (this.stopped) break
-          await this.land(batch)
+        // Room first, then the next batch: a batch is read (from the log) only when it can be written.
+        const batches = this.options.wal.pending(after)
+        try {
+          for (;;) {
+            await this.admit()
+            if (this.stopped) break
+            const next = await batches.next()
+            if (next.done) break
+            this.start(next.value)
+            after = next.value.id.seq
+          }
+        } finally {
+          await batches.return(undefined)
         }
-        await this.marking
         if (this.stopped) break
-        if (this.finishedAt !== undefined && this.commits === seen) return true
+        startedAll = this.finishedAt !== undefined && this.commits === seen
+        if (startedAll) break
         if (this.commits === seen) await new Promise<void>((resolve) => (this.wake = resolve))
       }
-      return false
+      const landedAll = await this.settle()
+      return startedAll && landedAll
     } finally {
+      await Promise.all(this.writing)
       await this.marking.catch(() => undefined)
       await this.closeSink()
     }
+  }
+
+  /** Waits for room for one more write (one until the sink is open and says otherwise). */
+  private async admit(): Promise<void> {
+    while (this.writing.size >= Math.max(1, this.sink?.concurrentWrites ?? 1))
+      await Promise.race(this.writing)
+  }
+
+  /** Starts writing `batch`; its mark follows the marks of the batches before it. */
+  private start(batch: WalBatch): void {
+    const landing = this.land(batch)
+    const writing = landing.then(() => {}, this.fail)
+    this.writing.add(writing)
+    void writing.finally(() => this.writing.delete(writing))
+    const before = this.marking
+    this.marking = (async () => (await before) && (await landing) && (await this.markLanded(batch)))()
+    this.marking.catch(this.fail)
+  }
+
+  /** Keeps the first failure, of a write or a mark, and stops starting writes. */
+  private readonly fail = (error: unknown): void => {
+    this.failure ??= { error }
+    this.stop()
+  }
+
+  /** Waits for every write and mark so far: true when each started batch landed. Throws the first failure. */
+  private async settle(): Promise<boolean> {
+    await Promise.all(this.writing)
+    if (this.failure === undefined) return this.marking
+    const { error } = this.failure
+    if (!(error instanceof RetryBudgetSpent)) throw error
+    // Counted once the batches that did land are marked, so the count is what stays in the WAL.
+    await this.marking.catch(() => undefined)
+    throw new LandingIncompleteError(
+      this.options.pipeline,
+      await this.countPending(),
+      (this.options.retryBudgetMs ?? 0) / 1000,
+      error.cause,
+    )
   }
 
   /**
@@ -132,7 +193,8 @@ export class Forwarder {
     wake?.()
   }
 
-  private async land(batch: WalBatch): Promise<void> {
+  /** Writes `batch` until it lands (true) or the run stops first (false). */
+  private async land(batch: WalBatch): Promise<boolean> {
     const { fence, progress, logger, chaos } = this.options
     const key = batchKey(batch.id)
     const parts = await Promise.all(
@@ -155,23 +217,13 @@ export class Forwarder {
           logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
         logger.debug({ batch: key, outcome: outcome.status, attempt }, 'batch landed')
         chaos.at('after-land', key)
-        // The previous batch was being marked during this write: a failure there ends the run here.
-        await this.marking
-        this.marking = this.markLanded(batch)
-        this.marking.catch(() => {}) // awaited before the next mark, pass or return
-        return
+        return true
       }
       if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
       failingSince ??= Date.now()
       // Stopping: the batch stays in the WAL for the next run.
-      if (this.stopped) return
-      if (this.budgetSpent(failingSince))
-        throw new LandingIncompleteError(
-          this.options.pipeline,
-          await this.countPending(),
-          (this.options.retryBudgetMs ?? 0) / 1000,
-          outcome.error,
-        )
+      if (this.stopped) return false
+      if (this.budgetSpent(failingSince)) throw new RetryBudgetSpent(outcome.error)
       const delay = backoff(attempt)
       logger.warn(
         { batch: key, attempt, retryInMs: delay, err: outcome.error },
@@ -181,9 +233,10 @@ export class Forwarder {
     }
   }
 
-  private async markLanded(batch: WalBatch): Promise<void> {
+  private async markLanded(batch: WalBatch): Promise<true> {
     await this.options.wal.markLanded(batch.id)
     await this.options.counters.recordLanded(batch.id, batch.parts)
+    return true
   }
 
   /**
@@ -238,10 +291,16 @@ export class Forwarder {
   }
 
   private async countPending(): Promise<number> {
-    await this.marking.catch(() => undefined)
     let count = 0
     for await (const _ of this.options.wal.pending()) count++
     return count
+  }
+}
+
+/** A write kept failing past the retry budget; `cause` is its last failure. */
+class RetryBudgetSpent extends Error {
+  constructor(override readonly cause: Error) {
+    super('retry budget spent', { cause })
   }
 }
 
