@@ -33,14 +33,6 @@ import { RunProgress, type SyncListener } from './events.js'
 import { Forwarder } from './forwarder.js'
 import { SchemaRegistry } from './schemas.js'
 
-/**
- * Committed batches the WAL keeps in memory for the forwarder, so the first one lands without being
- * read back. Only one: reading runs ahead of landing, so a kept batch mostly waits in memory for the
- * ones before it to land, saving one read-back (a few ms) for 10 MB held. Two cost about 18 MB of
- * peak RSS in the e2e bench and no measurable time.
- */
-const KEPT_BATCHES = 1
-
 export interface PipelineRunOptions {
   readonly settings: PipelineSettings
   /** Buffer thresholds and WAL file settings, resolved from skippr.yml and the environment. */
@@ -166,8 +158,8 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       bytesPerFile: walSettings.bytesPerFile,
       maxDelaySeconds: walSettings.maxDelaySeconds,
       positions: resumePositions(state, lease.token),
-      // The forwarder takes the batches it is about to land from memory instead of reading them back.
-      keepBatches: options.sink ? KEPT_BATCHES : 0,
+      // No batches kept in memory for the forwarder: reading one back from the page cache costs about
+      // what keeping its copy costs, and a kept batch that waits behind slower landings holds 10 MB.
     })
     cleanups.push(() => wal.close())
 
