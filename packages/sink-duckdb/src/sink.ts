@@ -18,7 +18,7 @@ import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ConnectorContext, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import { alreadyLanded, batchKey, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
 import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
-import { DuckDBInstance } from './duckdb.js'
+import { type DuckDBInstance, duckdbApi } from './duckdb.js'
 import {
   DUCKDB_FENCED,
   DUCKDB_REJECTED,
@@ -227,7 +227,7 @@ export class DuckdbSink implements Sink {
       await mkdir(path.dirname(this.file), { recursive: true })
       // Through the instance cache: sinks and readers in one process share one database instance,
       // as DuckDB requires; the file lock still keeps other processes out.
-      instance = await DuckDBInstance.fromCache(this.file)
+      instance = await duckdbApi().DuckDBInstance.fromCache(this.file)
     } catch (error) {
       throw new DuckdbUnavailableError(this.file, error)
     }
