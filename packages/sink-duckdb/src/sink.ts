@@ -144,6 +144,7 @@ export class DuckdbSink implements Sink {
     })
   }
 
+  /** Lands `batches` in one transaction; when that fails, each alone, so each gets its own outcome. */
   private async landTogether(batches: SinkBatch[]): Promise<WriteOutcome[]> {
     let open: Open
     try {

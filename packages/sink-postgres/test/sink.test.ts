@@ -373,6 +373,19 @@ describe('failures', () => {
     expect(await count()).toBe(3)
   })
 
+  it('a fence row deleted by hand: the next write is retry, and the retry raises it again and lands', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    expect((await sink.write(rowsBatch(1, [1]))).status).toBe('landed')
+    await db.sql(`DELETE FROM ${db.schema}._skippr_fence`)
+    const outcome = await sink.write(rowsBatch(2, [2]))
+    expect(outcome.status).toBe('retry')
+    expect(errorOf(outcome)?.message).toContain('fence row of pipeline p')
+    expect((await sink.write(rowsBatch(2, [2]))).status).toBe('landed')
+    expect((await db.sql(`SELECT token FROM ${db.schema}._skippr_fence`)).rows).toEqual([{ token: '1' }])
+    expect(await count()).toBe(2)
+  })
+
   it('a fenced writer gets the fence code', async () => {
     const sink = db.sink()
     await sink.prepare(orders)
