@@ -5,6 +5,7 @@ import { openStateStore } from '@skippr/state'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
 import { query, rentalCounts } from './support/duckdb.js'
+import { EVOLVING_ENV, EVOLVING_EXPECTED, evolvingCounts, writeEvolvingItems } from './support/evolving.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 const ROWS = 20_000
@@ -49,6 +50,15 @@ describe('sync --once into DuckDB', () => {
     expect(again.code).toBe(0)
     expect(again.stdout).toMatch(/Sync complete: pipeline=bikehire namespaces=1 rows=0 elapsed=\d+ms\n$/)
     expect(await rentalCounts(warehouse())).toEqual({ rows: ROWS, unique: ROWS })
+  })
+
+  it('a column that appears mid-run is added between grouped loads: every row once, the new values kept', async () => {
+    await writeEvolvingItems(p, 'Duckdb: { path: ./warehouse.duckdb }')
+    const run = await syncOnce(['--output', 'text'], EVOLVING_ENV)
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const [counts] = await query(warehouse(), evolvingCounts('main.items'))
+    expect(counts).toEqual(EVOLVING_EXPECTED)
   })
 
   it('prints the seed events with --output json', async () => {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
+import { EVOLVING_ENV, EVOLVING_EXPECTED, evolvingCounts, writeEvolvingItems } from './support/evolving.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -62,6 +63,15 @@ describe('sync --once into PostgreSQL', () => {
     const again = await sync(PG_URL)
     expect(again.stdout).toMatch(/rows=0 elapsed=/)
     expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })
+  })
+
+  it('a column that appears mid-run is added while other batches load: every row once, the new values kept', async () => {
+    await writeEvolvingItems(p, `Postgres: { connection_string: \${WAREHOUSE_URL}, schema: ${schema} }`)
+    const run = await sync(PG_URL, [], EVOLVING_ENV)
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const { rows } = await admin.query(evolvingCounts(`"${schema}".items`))
+    expect(rows[0]).toEqual(EVOLVING_EXPECTED)
   })
 
   it('never writes a secret to a log, an event or an error', async () => {
