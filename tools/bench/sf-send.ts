@@ -11,17 +11,22 @@
  * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
  * Run:  pnpm --filter @skippr/bench sf-send
  * The producer keeps 4 MiB of appends in flight (they share fdatasyncs); each side runs
- * SKIPPR_BENCH_SF_ROUNDS times (default 3), alternating, and the best run counts.
+ * SKIPPR_BENCH_SF_ROUNDS times (default 3), alternating, and the best run counts. In (a) both
+ * receivers run in a process of their own (lib/sf-receiver.mjs), as a server would: in one process
+ * with the sender, the receiver's work took the sender's main thread too.
  *
  * Env:  SKIPPR_BENCH_SF_MB          MB sent per side, round and record size in (a) (default 128)
  *       SKIPPR_BENCH_SF_ROUNDS      rounds per side in (a) (default 3)
  *       SKIPPR_BENCH_SF_BACKLOG_MB  backlog in (b) (default 512; the issue's figure is 1024)
  *       SKIPPR_BENCH_DIR            where the slot goes (default: the OS temp dir)
  */
+import { spawn } from 'node:child_process'
 import * as fsp from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { createReceiver, Sender } from '@skippr/sf'
 import { WebSocket, WebSocketServer } from 'ws'
 
@@ -74,19 +79,8 @@ try {
 
 /** The raw limit: one ws client sends every record as a binary message; done when the server has them all. */
 async function rawWs(size: number, count: number): Promise<Result> {
-  const server = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false })
-  await new Promise((resolve) => server.once('listening', resolve))
-  const total = size * count
-  server.on('connection', (ws) => {
-    let received = 0
-    ws.on('message', (data: Buffer) => {
-      received += data.length
-      if (received === total) ws.send('done')
-    })
-  })
-  const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, {
-    perMessageDeflate: false,
-  })
+  const server = await receiverProcess('raw', size * count)
+  const client = new WebSocket(`ws://127.0.0.1:${server.port}`, { perMessageDeflate: false })
   await new Promise((resolve) => client.once('open', resolve))
   const payload = Buffer.alloc(size, 7)
   const done = new Promise((resolve) => client.once('message', resolve))
@@ -99,8 +93,31 @@ async function rawWs(size: number, count: number): Promise<Result> {
   await done
   const seconds = (performance.now() - start) / 1000
   client.close()
-  await new Promise((resolve) => server.close(resolve))
-  return { records: count, bytes: total, seconds }
+  server.stop()
+  return { records: count, bytes: size * count, seconds }
+}
+
+interface ReceiverProcess {
+  readonly port: number
+  /** The next line the process prints, parsed. */
+  next(): Promise<Record<string, number>>
+  stop(): void
+}
+
+/** lib/sf-receiver.mjs in a child process, listening. */
+async function receiverProcess(mode: 'raw' | 'sf', total: number): Promise<ReceiverProcess> {
+  const script = fileURLToPath(new URL('lib/sf-receiver.mjs', import.meta.url))
+  const child = spawn(process.execPath, [script, mode, String(total)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const next = async () => {
+    const line = await lines.next()
+    if (line.done) throw new Error(`the ${mode} receiver process exited`)
+    return JSON.parse(line.value) as Record<string, number>
+  }
+  const { port } = await next()
+  return { port: port!, next, stop: () => child.kill() }
 }
 
 function fastest(a: Result | undefined, b: Result): Result {
@@ -109,14 +126,7 @@ function fastest(a: Result | undefined, b: Result): Result {
 
 /** Records through a Sender (disk slot, durability=append) to a Receiver; done when all are acknowledged. */
 async function sfSend(size: number, count: number): Promise<Result> {
-  let delivered = 0
-  const receiver = await createReceiver({
-    port: 0,
-    onFrames: ({ frames }) => {
-      delivered += frames.length
-      return undefined
-    },
-  })
+  const receiver = await receiverProcess('sf', count)
   const sfDir = await fsp.mkdtemp(path.join(root, 'a-'))
   const sender = await Sender.fromConfig(
     `ws::addr=127.0.0.1:${receiver.port};sf_dir=${sfDir};sf_durability=append;`,
@@ -126,9 +136,10 @@ async function sfSend(size: number, count: number): Promise<Result> {
   await produce(sender, payload, count)
   await sender.flush()
   const seconds = (performance.now() - start) / 1000
+  const { delivered } = await receiver.next()
   if (delivered !== count) throw new Error(`receiver got ${delivered} of ${count} records`)
   await sender.close()
-  await receiver.close()
+  receiver.stop()
   await fsp.rm(sfDir, { recursive: true, force: true })
   return { records: count, bytes: size * count, seconds }
 }
