@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
-import { EVOLVING_ENV, EVOLVING_EXPECTED, evolvingCounts, writeEvolvingItems } from './support/evolving.js'
+import {
+  EVOLVING_ENV,
+  EVOLVING_EXPECTED,
+  EVOLVING_ROWS,
+  evolvingCounts,
+  writeEvolvingItems,
+  writeLateKeyItems,
+} from './support/evolving.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -72,6 +79,15 @@ describe('sync --once into PostgreSQL', () => {
     expect(run.code).toBe(0)
     const { rows } = await admin.query(evolvingCounts(`"${schema}".items`))
     expect(rows[0]).toEqual(EVOLVING_EXPECTED)
+  })
+
+  it('a key first seen far past the sample becomes a column, its values kept', async () => {
+    await writeLateKeyItems(p, `Postgres: { connection_string: \${WAREHOUSE_URL}, schema: ${schema} }`)
+    const run = await sync(PG_URL)
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const { rows } = await admin.query(evolvingCounts(`"${schema}".items`))
+    expect(rows[0]).toEqual({ rows: EVOLVING_ROWS, uniq: EVOLVING_ROWS, scored: 11, first_scored: 2990 })
   })
 
   it('never writes a secret to a log, an event or an error', async () => {

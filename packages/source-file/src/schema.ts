@@ -2,17 +2,25 @@ import { evolveSchema, type Field, type NamespaceSchema } from '@skippr/connecto
 import { type CsvField, parseCsv } from './csv.js'
 import { BadRecordError, HeaderInvalidError, HeaderMismatchError } from './errors.js'
 import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
+import { KeyWatch } from './keys.js'
+
+/** Bytes of records sampled for the types of keys found after a file's sample, from the first record with them. */
+const NEW_KEY_SAMPLE_BYTES = 64 * 1024
+
 import type { Block, FileReader } from './reader.js'
 
 /**
  * The namespace's schema as files are read: a configured one stays as it is; an inferred one
  * takes its columns from the first file, its types from the first sample of records, and widens
- * with the sample of each file read after that.
+ * with the sample of each file read after that. With JSON lines, every record's keys are also
+ * checked, so a key first seen after the sample still becomes a column.
  */
 export class SchemaTracker {
   schema: NamespaceSchema
   /** Whether the types come from records (or config) rather than being placeholders. */
   private typed: boolean
+  /** JSON lines: the keys seen in every record read so far (see newKeys). */
+  private keys: KeyWatch | undefined
 
   constructor(
     readonly namespace: string,
@@ -81,6 +89,36 @@ export class SchemaTracker {
     return evolved
   }
 
+  /**
+   * JSON lines: adds the keys that the block's records carry and the schema lacks. A sink would drop
+   * them, and a file's sample (its first block) can miss a key that appears later. Types come from a
+   * sample of records from the first one with the new key on. Returns the new schema when it changed.
+   */
+  async newKeys(reader: FileReader, block: Block): Promise<NamespaceSchema | undefined> {
+    if (this.configured || this.format !== 'jsonl') return undefined
+    this.keys ??= new KeyWatch(this.columnNames())
+    // The records as in the file (blank lines kept), so that a bad one's place is exact.
+    const records = block.records
+    const starts = this.keys.recordsWithNewKeys(records)
+    if (starts.length === 0) return undefined
+    const types = new FieldTypes()
+    let sampledTo = 0
+    for (const start of starts) {
+      if (start < sampledTo) continue
+      sampledTo = Math.min(records.length, start + NEW_KEY_SAMPLE_BYTES)
+      const sample = new TextDecoder().decode(records.subarray(start, sampledTo))
+      await sampleJsonl(sample, types, (at, problem) => bad(reader, block, sample, at, problem, start))
+    }
+    const names = new Set(this.columnNames())
+    // A new key seen only as null is a string, as in discovery; a known one keeps its type then.
+    const added = types.fields().filter((f) => !names.has(f.name))
+    const widened = types.fields(true).filter((f) => names.has(f.name))
+    const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields: [...widened, ...added] })
+    if (evolved === this.schema) return undefined
+    this.schema = evolved
+    return evolved
+  }
+
   private columnNames(): string[] {
     return this.schema.fields.map((f) => f.name)
   }
@@ -132,13 +170,15 @@ async function sampleJsonl(sample: string, types: FieldTypes, problem: Problem):
   }
 }
 
+/** Throws the bad record error for the record at `at` of `sample`, which starts `sampleAt` bytes into the block. */
 async function bad(
   reader: FileReader,
   block: Block,
   sample: string,
   at: number,
   problem: string,
+  sampleAt = 0,
 ): Promise<never> {
-  const byte = block.start + Buffer.byteLength(sample.slice(0, at))
+  const byte = block.start + sampleAt + Buffer.byteLength(sample.slice(0, at))
   throw new BadRecordError(await reader.place(byte), problem)
 }

@@ -88,8 +88,9 @@ export class FileSource implements Source {
       if (!ready) return
       let sampled = false
       for (let block = await reader.next(); block; block = await reader.next()) {
-        const schema = sampled ? undefined : await tracker.observe(reader, block)
+        const sampledSchema = sampled ? undefined : await tracker.observe(reader, block)
         sampled = true
+        const schema = (await tracker.newKeys(reader, block)) ?? sampledSchema
         positions.set(file.key, block.position)
         const chunk = {
           namespace: this.namespace,

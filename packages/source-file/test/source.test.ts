@@ -391,6 +391,30 @@ describe('File source: JSON lines', () => {
     expect(text(chunks)).toBe(`${lines[0]}\n${lines[2]}\n`)
   })
 
+  it('adds a key first seen after the sample to the schema, so no sink drops it', async () => {
+    const dir = await tempDir()
+    // 6,000 records of ~60 bytes: the 256 KiB sample ends near record 4,400, all in one 1 MiB block.
+    const records = Array.from({ length: 6000 }, (_, i) => {
+      const base = { id: i + 1, name: `item ${i + 1}`, padding: 'x'.repeat(20) }
+      if (i === 5000) return { ...base, score: 2.5 }
+      if (i === 5500) return { ...base, comment: null }
+      return base
+    })
+    await writeFile(join(dir, 'items.jsonl'), records.map((r) => `${JSON.stringify(r)}\n`).join(''))
+    const source = fileSource(dir, { path: 'items.jsonl', format: 'jsonl' })
+    expect((await source.discover())[0]!.fields.map((f) => f.name)).toEqual(['id', 'name', 'padding'])
+    const chunks = await readChunks(source)
+    expect(chunks).toHaveLength(1)
+    expect(chunks[0]!.schema?.fields).toEqual([
+      { name: 'id', type: 'int' },
+      { name: 'name', type: 'string' },
+      { name: 'padding', type: 'string' },
+      { name: 'score', type: 'double' },
+      { name: 'comment', type: 'string' },
+    ])
+    expect(rows(chunks)).toBe(6000)
+  })
+
   it('names file, line and byte of a line that is not a JSON object, after passing on the lines before it', async () => {
     const dir = await tempDir()
     await writeFile(join(dir, 'bad.jsonl'), '{"a":1}\n{"a":2}\n[3]\n{"a":4}\n')

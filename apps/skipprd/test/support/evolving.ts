@@ -1,26 +1,48 @@
 /**
- * A pipeline whose schema evolves mid-run: two JSON-lines files, the second bringing a new key
- * (`score`), read in small chunks so the new schema version arrives between batches.
+ * Pipelines whose schema evolves mid-run. Two JSON-lines files, the second bringing a new key
+ * (`score`), read in small chunks so the new schema version arrives between batches; or one file
+ * whose new key first appears far past the sample its types are inferred from.
  */
 import type { Project } from './project.js'
 
 export const EVOLVING_ROWS = 3000
 
 export async function writeEvolvingItems(p: Project, sink: string): Promise<void> {
+  await writeFiles(p, sink, false)
+}
+
+/** One 3,000-record file whose `score` key first appears at record 2,990, past the 256 KiB sample. */
+export async function writeLateKeyItems(p: Project, sink: string): Promise<void> {
+  await writeFiles(p, sink, true)
+}
+
+async function writeFiles(p: Project, sink: string, oneFile: boolean): Promise<void> {
   const half = EVOLVING_ROWS / 2
   const lines = (from: number, withScore: boolean) =>
     Array.from({ length: half }, (_, i) => {
       const id = from + i
       return `${JSON.stringify(withScore ? { id, name: `n${id}`, score: id / 2 } : { id, name: `n${id}` })}\n`
     }).join('')
-  await p.write('items-1.jsonl', lines(1, false))
-  await p.write('items-2.jsonl', lines(half + 1, true))
+  if (oneFile) {
+    // Padding makes the first 2,989 records outgrow the sample.
+    const records = Array.from({ length: EVOLVING_ROWS }, (_, i) => {
+      const id = i + 1
+      const base = { id, name: `n${id}`, padding: 'x'.repeat(100) }
+      return `${JSON.stringify(id >= 2990 ? { ...base, score: id / 2 } : base)}\n`
+    })
+    await p.write('items-1.jsonl', records.join(''))
+  } else {
+    await p.write('items-1.jsonl', lines(1, false))
+    await p.write('items-2.jsonl', lines(half + 1, true))
+  }
   await p.write(
     'skippr.yml',
     [
       'data_sources:',
       '  items:',
-      "    File: { path: './items-*.jsonl', format: jsonl, chunk_bytes: 4096 }",
+      // Small chunks put the two files' schema versions in different batches; the late key needs
+      // none (its types are sampled from the block that brings it).
+      `    File: { path: './items-*.jsonl', format: jsonl${oneFile ? '' : ', chunk_bytes: 4096'} }`,
       'data_sinks:',
       '  warehouse:',
       `    ${sink}`,
