@@ -4,10 +4,10 @@ import { BadRecordError, HeaderInvalidError, HeaderMismatchError } from './error
 import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
 import { KeyWatch } from './keys.js'
 
+import type { Block, FileReader } from './reader.js'
+
 /** Bytes of records sampled for the types of keys found after a file's sample, from the first record with them. */
 const NEW_KEY_SAMPLE_BYTES = 64 * 1024
-
-import type { Block, FileReader } from './reader.js'
 
 /**
  * The namespace's schema as files are read: a configured one stays as it is; an inferred one
