@@ -3,7 +3,6 @@ import { type CsvField, parseCsv } from './csv.js'
 import { BadRecordError, HeaderInvalidError, HeaderMismatchError } from './errors.js'
 import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
 import { KeyWatch } from './keys.js'
-
 import type { Block, FileReader } from './reader.js'
 
 /** Bytes of records sampled for the types of keys found after a file's sample, from the first record with them. */
