@@ -3,7 +3,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { allTypesSchema, makeBatch, rawPart, trickyRows } from '@skippr/conformance'
-import type { Sink, WriteOutcome } from '@skippr/connector-api'
+import type { NamespaceSchema, Sink, WriteOutcome } from '@skippr/connector-api'
 import { hasCode, parseConnectorConfig } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
@@ -34,6 +34,11 @@ afterEach(async () => {
 function errorOf(outcome: WriteOutcome): Error {
   if (!('error' in outcome)) throw new Error(`expected an error, got ${outcome.status}`)
   return outcome.error
+}
+
+/** Batch `seq` of pipeline `p`: the conformance suite's tricky rows for `schema`, in one part. */
+function trickyBatch(schema: NamespaceSchema, seq: number, format: 'csv' | 'jsonl' = 'csv') {
+  return makeBatch({ pipeline: 'p', seq, parts: [{ schema, format, rows: trickyRows() }] })
 }
 
 describe('DuckdbSink', () => {
@@ -152,9 +157,7 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('grouped')
     const sink = open()
     await sink.prepare(schema)
-    const batch = (seq: number, format: 'csv' | 'jsonl') =>
-      makeBatch({ pipeline: 'p', seq, parts: [{ schema, format, rows: trickyRows() }] })
-    const batches = [batch(1, 'csv'), batch(2, 'jsonl'), batch(3, 'csv')]
+    const batches = [trickyBatch(schema, 1), trickyBatch(schema, 2, 'jsonl'), trickyBatch(schema, 3)]
     expect(sink.concurrentWrites).toBe(2)
     const outcomes = await Promise.all(batches.map((b) => sink.write(b)))
     expect(outcomes).toEqual([1, 2, 3].map(() => ({ status: 'landed', rows: trickyRows().length })))
@@ -172,8 +175,7 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('lingered')
     const sink = open()
     await sink.prepare(schema)
-    const batch = (seq: number) =>
-      makeBatch({ pipeline: 'p', seq, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+    const batch = (seq: number) => trickyBatch(schema, seq)
     const first = sink.write(batch(1))
     // The first is landing (it waits on DuckDB's threads) when the second arrives.
     await new Promise(setImmediate)
@@ -202,8 +204,7 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('orders')
     const sink = open()
     await sink.prepare(schema)
-    const good = (seq: number) =>
-      makeBatch({ pipeline: 'p', seq, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+    const good = (seq: number) => trickyBatch(schema, seq)
     const bad = makeBatch({ pipeline: 'p', seq: 2, parts: [rawPart(schema, 'csv', '1,"a",12x,,,,,,\n', 1)] })
     const outcomes = await Promise.all([good(1), bad, good(3)].map((b) => sink.write(b)))
     expect(outcomes.map((o) => o.status)).toEqual(['landed', 'fatal', 'landed'])

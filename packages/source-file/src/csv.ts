@@ -2,10 +2,7 @@
  * Parsing CSV into values, for the few places that need them: header rows and the sample rows
  * that types are inferred from. Records themselves move as bytes (scan.ts).
  */
-
-const COMMA = 44
-const NEWLINE = 10
-const QUOTE = 34
+import { COMMA, LF, QUOTE } from './bytes.js'
 
 /** A parsed field: text, or null for an unquoted empty field (NULL in the record formats). */
 export type CsvField = string | null
@@ -58,7 +55,7 @@ function plainEnd(text: string, from: number): number {
   let i = from
   while (i < text.length) {
     const c = text.charCodeAt(i)
-    if (c === COMMA || c === NEWLINE || c === QUOTE) break
+    if (c === COMMA || c === LF || c === QUOTE) break
     i++
   }
   return i

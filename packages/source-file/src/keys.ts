@@ -6,15 +6,17 @@
  * them, byte for byte: each record's keys are compared with those of the last record whose keys
  * were decoded, and only a record whose keys differ is decoded.
  */
-const LF = 10
-const QUOTE = 34
-const BACKSLASH = 92
-const COMMA = 44
-const COLON = 58
-const OPEN_BRACE = 123
-const CLOSE_BRACE = 125
-const OPEN_BRACKET = 91
-const CLOSE_BRACKET = 93
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  LF,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './bytes.js'
 
 const STRUCTURAL = new Uint8Array(256)
 for (const c of [QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA, COLON]) STRUCTURAL[c] = 1

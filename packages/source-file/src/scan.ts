@@ -3,14 +3,7 @@
  * after its last complete record and passes those bytes on untouched. Both scanners start at a
  * record boundary and stop before a record they cannot pass on.
  */
-const LF = 10
-const CR = 13
-const COMMA = 44
-const QUOTE = 34
-const SPACE = 32
-const TAB = 9
-const OPEN_BRACE = 123
-const CLOSE_BRACE = 125
+import { CLOSE_BRACE, COMMA, CR, LF, OPEN_BRACE, QUOTE, SPACE, TAB } from './bytes.js'
 
 export interface Scan {
   /** Bytes from the block's start through the newline of its last complete record. */
