@@ -1,4 +1,5 @@
-// Throughput of the Sample generator and the File source, each beside its raw limit in the same run.
+// Throughput of the Sample generator and the File source (CSV and JSON lines), each beside its raw
+// limit in the same run.
 // Run from the repo root after building: `pnpm turbo run build --filter=@skippr/source-file...` then
 // `cd tools/bench && pnpm sources [rows]` (default 1,000,000 rows).
 // Not a test: the numbers depend on the machine and on what else runs on it; CPU seconds are
@@ -49,13 +50,20 @@ console.log(
   `  ratio (bytes/s): ${((rows * bytesPerRow) / generated.wall / (filled.result / filled.wall)).toFixed(2)}`,
 )
 
-// File: reading a generated CSV through the source, against reading the file in the same blocks.
+// File: reading generated CSV and JSON-lines files through the source, each against reading the
+// file in the same blocks. JSON lines also pays for the check of every record's top-level keys.
 const dir = await mkdtemp(join(tmpdir(), 'skippr-bench-'))
 try {
-  const path = join(dir, 'rentals.csv')
-  await writeBikehireFile(path, { rows, format: 'csv' })
+  for (const format of ['csv', 'jsonl']) await readFile(format)
+} finally {
+  await rm(dir, { recursive: true, force: true })
+}
+
+async function readFile(format) {
+  const path = join(dir, `rentals.${format}`)
+  await writeBikehireFile(path, { rows, format })
   const { size } = await stat(path)
-  console.log(`file: ${rows} rows, ${(size / 1e6).toFixed(1)} MB`)
+  console.log(`file: ${rows} rows of ${format}, ${(size / 1e6).toFixed(1)} MB`)
   const raw = await timed('raw limit: fs read, 4 MiB blocks', 'B', async () => {
     const file = await open(path, 'r')
     let total = 0
@@ -69,11 +77,11 @@ try {
   })
   const logger = { debug() {}, info() {}, warn: console.warn, error: console.error }
   const files = source.create(
-    { path: 'rentals.csv', format: 'csv' },
+    { path: `rentals.${format}`, format },
     { configDir: dir, dataDir: dir, pipeline: 'bench', logger },
   )
   let readRows = 0
-  const read = await timed('File source: CSV bytes read', 'B', async () => {
+  const read = await timed(`File source: ${format} bytes read`, 'B', async () => {
     let bytes = 0
     readRows = 0
     for await (const chunk of files.read(undefined, {
@@ -88,6 +96,4 @@ try {
   console.log(
     `  rows: ${readRows}, ${(readRows / read.wall / 1e6).toFixed(2)} M rows/s wall; ratio (bytes/s): ${(read.result / read.wall / (raw.result / raw.wall)).toFixed(2)}`,
   )
-} finally {
-  await rm(dir, { recursive: true, force: true })
 }
