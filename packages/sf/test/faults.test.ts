@@ -16,6 +16,12 @@ async function contents(sfDir: string): Promise<Buffer[]> {
   return out
 }
 
+/** Waits until the slot's directory holds `count` segment files under their final names. */
+async function spareMade(sfDir: string, count: number): Promise<void> {
+  const segments = async () => (await readdir(path.join(sfDir, 'default'))).filter((n) => n.endsWith('.sfa'))
+  while ((await segments()).length < count) await new Promise((resolve) => setTimeout(resolve, 2))
+}
+
 describe('disk full and I/O faults', () => {
   it('ENOSPC while creating a segment fails those appends with SF_DISK_FULL; the slot carries on', async () => {
     const sfDir = await tmpSfDir()
@@ -23,8 +29,10 @@ describe('disk full and I/O faults', () => {
     const slot = await openSlot({ sfDir, ...opts, io, logger: captureLogger() })
     const first = frames(1, 30)
     await appendAll(slot, first)
-    // no space for new segments from now on (zero-filling one is a 4096-byte write); the spare for
-    // segment 2 was made already
+    // The spare for segment 2 is made in the background after segment 1 starts; wait for it, as the
+    // fault below refuses every new segment.
+    await spareMade(sfDir, 2)
+    // no space for new segments from now on (zero-filling one is a 4096-byte write)
     io.fault = (op, _file, w) => (op === 'write' && w?.length === 4096 ? errno('ENOSPC') : undefined)
     const fill = frames(31, 7 + 37) // 7 fit in segment 1, 37 fill the spare (segment 2), the rest needs segment 3
     const more = frames(75, 5)
