@@ -29,3 +29,28 @@ describe('keepYoungGenerationSize', () => {
     expect(youngGenerationAfterChurn(true)).toBeLessThanOrEqual(4)
   })
 })
+
+/** MB of array buffers after dropping 48 MB of buffers and calling releaseDeadBuffers(liveMb), in a fresh Node. */
+function arrayBuffersAfterRelease(enable: boolean, liveMb: number): number {
+  const script = `
+    const heap = await import(${JSON.stringify(heapModule)})
+    if (${enable}) heap.enableDeadBufferRelease()
+    let held = Array.from({ length: 48 }, () => Buffer.alloc(1024 * 1024, 1))
+    held = undefined
+    heap.releaseDeadBuffers(${liveMb} * 1024 * 1024)
+    // V8 sweeps freed array buffers on a background thread
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    console.log(process.memoryUsage().arrayBuffers / 1048576)`
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+  return Number(out.trim())
+}
+
+describe('releaseDeadBuffers', () => {
+  it('collects dead buffers beyond the live bytes and the allowance, once the CLI enabled it', () => {
+    expect(arrayBuffersAfterRelease(true, 0)).toBeLessThan(8)
+    // 48 MB dead is within 32 MB live + the 32 MB allowance: no collection
+    expect(arrayBuffersAfterRelease(true, 32)).toBeGreaterThanOrEqual(48)
+    // not enabled (the programmatic API): never collects
+    expect(arrayBuffersAfterRelease(false, 0)).toBeGreaterThanOrEqual(48)
+  })
+})

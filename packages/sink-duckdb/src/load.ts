@@ -22,6 +22,12 @@ const CSV_BUFFER_BYTES = 2 * 1024 * 1024
 
 const DIR_PREFIX = 'sink-duckdb-'
 
+/** A batch's parts written to load files. */
+export interface Spooled {
+  readonly paths: ReadonlyMap<BatchPart, string>
+  release(): Promise<void>
+}
+
 /** The sink's directory of load files, one per open sink, removed on close. */
 export class LoadFiles {
   private counter = 0
@@ -33,15 +39,28 @@ export class LoadFiles {
     return new LoadFiles(await mkdtemp(path.join(parent, `${DIR_PREFIX}${process.pid}-`)))
   }
 
-  /** Writes each body to a fresh file, runs `use` with their paths, and deletes them. */
-  async with<T>(bodies: Uint8Array[], ext: string, use: (files: string[]) => Promise<T>): Promise<T> {
-    const files = bodies.map(() => path.join(this.dir, `${++this.counter}.${ext}`))
+  /**
+   * Writes each part's body to a fresh file of its own (none for an empty body), so DuckDB can read
+   * them; `release` deletes them. A file left by a failed write is deleted before it throws.
+   */
+  async spool(parts: readonly BatchPart[]): Promise<Spooled> {
+    const paths = new Map<BatchPart, string>()
+    const spooled: Spooled = { paths, release: () => removeFiles([...paths.values()]) }
     try {
-      await Promise.all(bodies.map((body, i) => writeWhole(files[i]!, body)))
-      return await use(files)
-    } finally {
-      await Promise.all(files.map((file) => rm(file, { force: true })))
+      await Promise.all(
+        parts
+          .filter((part) => part.body.length > 0)
+          .map((part) => {
+            const file = path.join(this.dir, `${++this.counter}.${part.format}`)
+            paths.set(part, file)
+            return writeWhole(file, part.body)
+          }),
+      )
+    } catch (error) {
+      await spooled.release()
+      throw error
     }
+    return spooled
   }
 
   async remove(): Promise<void> {
@@ -62,6 +81,10 @@ async function writeWhole(file: string, body: Uint8Array): Promise<void> {
   }
 }
 
+async function removeFiles(files: readonly string[]): Promise<void> {
+  await Promise.all(files.map((file) => rm(file, { force: true })))
+}
+
 /** Load directories left behind by processes that died (SIGKILL) in the middle of a load. */
 async function removeOrphans(parent: string): Promise<void> {
   for (const name of await readdir(parent)) {
@@ -73,21 +96,19 @@ async function removeOrphans(parent: string): Promise<void> {
 
 /**
  * Appends the rows of `parts` (one format, one schema) to `table` inside the caller's transaction,
- * in one statement; returns the rows inserted.
+ * in one statement over their spooled files; returns the rows inserted.
  */
 export async function loadParts(
   conn: DuckDBConnection,
   table: string,
   parts: readonly Part[],
-  files: LoadFiles,
+  paths: ReadonlyMap<BatchPart, string>,
 ): Promise<number> {
   const [first] = parts
-  const bodies = parts.map((part) => part.body).filter((body) => body.length > 0)
-  if (first === undefined || bodies.length === 0) return 0
-  return files.with(bodies, first.format, async (paths) => {
-    const result = await conn.run(insertSql(table, first, paths))
-    return result.rowsChanged
-  })
+  const files = parts.flatMap((part) => paths.get(part) ?? [])
+  if (first === undefined || files.length === 0) return 0
+  const result = await conn.run(insertSql(table, first, files))
+  return result.rowsChanged
 }
 
 function insertSql(table: string, part: Part, paths: string[]): string {

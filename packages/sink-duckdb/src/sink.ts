@@ -10,6 +10,9 @@
  * still land whole or not at all, each exactly once; if the shared transaction fails, each batch is
  * tried alone, so each gets its own outcome. A write that queued behind a landing lingers up to
  * LINGER_MS for the runner's next write, which follows as soon as the landing ends, to land with it.
+ *
+ * Each write is spooled to its load files as soon as it arrives, so a batch waiting its turn is ready
+ * when the connection frees, and DuckDB's threads do not wait for the runner between landings.
  */
 import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -30,7 +33,7 @@ import {
   DuckdbWriteError,
 } from './errors.js'
 import { batchStatus, ensureLedger, raiseFence, recordLanded } from './ledger.js'
-import { LoadFiles, loadParts, type Part } from './load.js'
+import { LoadFiles, loadParts, type Part, type Spooled } from './load.js'
 import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
 
@@ -40,8 +43,11 @@ interface Open {
   readonly files: LoadFiles
 }
 
-/** Writes the runner may have in flight: one landing, one waiting to land with the next. */
-const CONCURRENT_WRITES = 2
+/**
+ * Writes the runner may have in flight: two landing together and one spooled, waiting its turn. With
+ * two, the runner reads the next batch from its log only once a landing ends, and DuckDB waits for it.
+ */
+const CONCURRENT_WRITES = 3
 /**
  * How long a write that queued behind a landing waits, once the connection is free, for the runner's
  * next write to land with it. The next one usually follows within a few milliseconds (the runner
@@ -51,9 +57,17 @@ const LINGER_MS = 25
 
 interface QueuedWrite {
   readonly batch: SinkBatch
+  /** Its parts' load files, written as soon as the write arrived. */
+  readonly spooled: Promise<Spooled>
   readonly settle: (outcome: WriteOutcome) => void
   /** It arrived while a landing was in progress. */
   readonly behindLanding: boolean
+}
+
+/** A queued write whose load files are ready. */
+interface SpooledWrite {
+  readonly batch: SinkBatch
+  readonly files: Spooled
 }
 
 /** DuckDB error classes that mean the statement itself cannot succeed, however often it is retried. */
@@ -98,7 +112,10 @@ export class DuckdbSink implements Sink {
 
   write(batch: SinkBatch): Promise<WriteOutcome> {
     const behindLanding = this.landing
-    const written = new Promise<WriteOutcome>((settle) => this.writes.push({ batch, settle, behindLanding }))
+    const spooled = this.spool(batch)
+    const written = new Promise<WriteOutcome>((settle) =>
+      this.writes.push({ batch, spooled, settle, behindLanding }),
+    )
     this.arrived?.()
     // The first of these turns to run takes every write queued by then; a later one may find none.
     void this.serial(() => this.landQueued())
@@ -117,17 +134,46 @@ export class DuckdbSink implements Sink {
     await open.files.remove()
   }
 
+  /** Writes the batch's load files once the database is open; a failure is the write's outcome. */
+  private spool(batch: SinkBatch): Promise<Spooled> {
+    const spooled = this.open().then(({ files }) =>
+      files.spool(batch.parts).catch((error: unknown) => {
+        throw new DuckdbWriteError(`the load files of batch ${batchKey(batch.id)}`, error)
+      }),
+    )
+    // Awaited when the write's turn comes.
+    spooled.catch(() => {})
+    return spooled
+  }
+
   private async landQueued(): Promise<void> {
     if (this.writes.length === 1 && this.writes[0]!.behindLanding) await this.nextWrite(LINGER_MS)
     const queued = this.writes.splice(0)
     if (queued.length === 0) return
     this.landing = true
+    const ready: SpooledWrite[] = []
+    const settles: QueuedWrite['settle'][] = []
+    let outcomes: WriteOutcome[] = []
     try {
-      const outcomes = await this.landTogether(queued.map((write) => write.batch))
-      for (const [i, write] of queued.entries()) write.settle(outcomes[i]!)
+      for (const { batch, spooled, settle } of queued) {
+        try {
+          ready.push({ batch, files: await spooled })
+          settles.push(settle)
+        } catch (error) {
+          settle(retryLater(error))
+        }
+      }
+      if (ready.length > 0)
+        outcomes = await this.landTogether(ready).catch((error: unknown) =>
+          ready.map(() => retryLater(error)),
+        )
     } finally {
+      // Gone before the outcomes are known: a landed batch leaves no files behind. One that cannot be
+      // removed goes with the sink's directory on close, which reports its failure.
+      await Promise.all(ready.map(({ files }) => files.release())).catch(() => {})
       this.landing = false
     }
+    for (const [i, settle] of settles.entries()) settle(outcomes[i]!)
   }
 
   /** Resolves when another write arrives, or after `ms`. */
@@ -144,26 +190,23 @@ export class DuckdbSink implements Sink {
     })
   }
 
-  /** Lands `batches` in one transaction; when that fails, each alone, so each gets its own outcome. */
-  private async landTogether(batches: SinkBatch[]): Promise<WriteOutcome[]> {
-    let open: Open
-    try {
-      open = await this.open()
-    } catch (error) {
-      return batches.map(() => retryLater(error))
-    }
-    if (batches.length > 1) {
-      const together = await transaction(open.conn, () => this.land(open, batches)).catch(() => undefined)
+  /** Lands `writes` in one transaction; when that fails, each alone, so each gets its own outcome. */
+  private async landTogether(writes: SpooledWrite[]): Promise<WriteOutcome[]> {
+    // Open: the writes' files were spooled into it.
+    const { conn } = await this.open()
+    if (writes.length > 1) {
+      const together = await transaction(conn, () => this.land(conn, writes)).catch(() => undefined)
       if (together) return together
     }
     const outcomes: WriteOutcome[] = []
-    for (const batch of batches) outcomes.push(await this.landAlone(open, batch))
+    for (const write of writes) outcomes.push(await this.landAlone(conn, write))
     return outcomes
   }
 
-  private async landAlone(open: Open, batch: SinkBatch): Promise<WriteOutcome> {
+  private async landAlone(conn: DuckDBConnection, write: SpooledWrite): Promise<WriteOutcome> {
+    const { batch } = write
     try {
-      const [outcome] = await transaction(open.conn, () => this.land(open, [batch]))
+      const [outcome] = await transaction(conn, () => this.land(conn, [write]))
       return outcome!
     } catch (error) {
       if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED)) return cannotLand(error)
@@ -173,10 +216,11 @@ export class DuckdbSink implements Sink {
   }
 
   /** Lands the batches that did not land before, inside the caller's transaction. */
-  private async land({ conn, files }: Open, batches: readonly SinkBatch[]): Promise<WriteOutcome[]> {
+  private async land(conn: DuckDBConnection, writes: readonly SpooledWrite[]): Promise<WriteOutcome[]> {
     const toLand: SinkBatch[] = []
     const outcomes: WriteOutcome[] = []
-    for (const batch of batches) {
+    const paths = new Map(writes.flatMap(({ files }) => [...files.paths]))
+    for (const { batch } of writes) {
       const status = await batchStatus(conn, this.dbSchema, batch.id)
       if (status.fence !== undefined && status.fence > batch.fence)
         throw new DuckdbFencedError(batch.id.pipeline, batch.fence, status.fence)
@@ -191,7 +235,7 @@ export class DuckdbSink implements Sink {
     for (const parts of byTable(toLand.flatMap((batch) => batch.parts))) {
       const table = tableName(this.dbSchema, parts[0]!.namespace)
       try {
-        await loadParts(conn, table, parts, files)
+        await loadParts(conn, table, parts, paths)
       } catch (error) {
         const message = error instanceof Error ? error.message : ''
         throw DATA_ERROR.test(message)

@@ -158,7 +158,7 @@ describe('DuckdbSink', () => {
     const sink = open()
     await sink.prepare(schema)
     const batches = [trickyBatch(schema, 1), trickyBatch(schema, 2, 'jsonl'), trickyBatch(schema, 3)]
-    expect(sink.concurrentWrites).toBe(2)
+    expect(sink.concurrentWrites).toBe(3)
     const outcomes = await Promise.all(batches.map((b) => sink.write(b)))
     expect(outcomes).toEqual([1, 2, 3].map(() => ({ status: 'landed', rows: trickyRows().length })))
     // now() is the transaction's start: one value means one transaction.
@@ -198,6 +198,51 @@ describe('DuckdbSink', () => {
     const started = Date.now()
     expect((await fifth).status).toBe('landed')
     expect(Date.now() - started).toBeLessThan(1_000)
+  })
+
+  it('a write that arrives during a landing is written to its load file before the landing ends', async () => {
+    const schema: NamespaceSchema = {
+      namespace: 'spooled',
+      fields: [
+        { name: 'id', type: 'long', nullable: false },
+        { name: 'text', type: 'string', nullable: true },
+      ],
+      primaryKey: ['id'],
+    }
+    const sink = open()
+    await sink.prepare(schema)
+    const rows = 300_000
+    const body = Array.from(
+      { length: rows },
+      (_, i) => `${i},row ${i} of a batch long enough to load for a while\n`,
+    )
+    const big = makeBatch({ pipeline: 'p', seq: 1, parts: [rawPart(schema, 'csv', body.join(''), rows)] })
+    const small = makeBatch({ pipeline: 'p', seq: 2, parts: [rawPart(schema, 'csv', '-1,last\n', 1)] })
+    const tmp = path.join(warehouse.dir, 'data', 'tmp')
+    const loadFiles = async () => {
+      const [dir] = await readdir(tmp).catch(() => [])
+      return dir === undefined ? [] : readdir(path.join(tmp, dir))
+    }
+    let firstSettled = false
+    const first = sink.write(big).finally(() => (firstSettled = true))
+    while ((await loadFiles()).length < 1) await sleep(1)
+    const second = sink.write(small)
+    while ((await loadFiles()).length < 2 && !firstSettled) await sleep(1)
+    expect(firstSettled).toBe(false)
+    expect(await first).toEqual({ status: 'landed', rows })
+    expect(await second).toEqual({ status: 'landed', rows: 1 })
+    expect(await loadFiles()).toEqual([])
+  })
+
+  it('a load file that cannot be written makes the write a retry naming it', async () => {
+    const schema = allTypesSchema('unspooled')
+    const sink = open()
+    await sink.prepare(schema)
+    const tmp = path.join(warehouse.dir, 'data', 'tmp')
+    await rm(tmp, { recursive: true })
+    const outcome = await sink.write(trickyBatch(schema, 1))
+    expect(outcome.status).toBe('retry')
+    expect(errorOf(outcome).message).toMatch(/load files of batch p\/epoch-1\/0+1 .*ENOENT/)
   })
 
   it('a queued group with a rejected batch: each is tried alone and gets its own outcome', async () => {

@@ -1,7 +1,7 @@
 /** `skipprd sync`: one pipeline (`--pipeline` / PIPELINE_NAME) or every pipeline in turn. */
 
 import { envSeconds } from '../config/settings.js'
-import { keepYoungGenerationSize } from '../heap.js'
+import { enableDeadBufferRelease, keepYoungGenerationSize } from '../heap.js'
 import { jsonReporter, STATUS_INTERVAL_MS } from '../output/json.js'
 import { type Reporter, silentReporter } from '../output/reporter.js'
 import { textReporter } from '../output/text.js'
@@ -23,6 +23,7 @@ export interface SyncOptions extends GlobalOptions {
 
 export function sync(options: SyncOptions): Promise<number> {
   keepYoungGenerationSize()
+  enableDeadBufferRelease()
   return runCommand('sync', options, async (context) => {
     const once = options.once === true
     const reporter = await reporterFor(options, context)

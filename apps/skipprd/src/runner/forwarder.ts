@@ -26,12 +26,15 @@ import type { PipelineCounters } from '@skippr/state'
 import type { Wal, WalBatch } from '@skippr/wal'
 import type { Logger } from 'pino'
 import { BatchRejectedError, LandingIncompleteError } from '../errors.js'
+import { releaseDeadBuffers } from '../heap.js'
 import type { Chaos } from './chaos.js'
 import type { RunProgress } from './events.js'
 import type { SchemaRegistry } from './schemas.js'
 
 const FIRST_BACKOFF_MS = 250
 const MAX_BACKOFF_MS = 5_000
+/** Batches the runner's buffer holds besides the ones being written: one filling, one committing. */
+const BUFFERED_BATCHES = 2
 
 export interface ForwarderOptions {
   readonly wal: Wal
@@ -49,6 +52,8 @@ export interface ForwarderOptions {
    * stopped.
    */
   readonly retryBudgetMs: number | undefined
+  /** A batch's usual size (the buffer's byte threshold), to tell live batch memory from dead. */
+  readonly batchBytes: number
 }
 
 export class Forwarder {
@@ -236,6 +241,8 @@ export class Forwarder {
   private async markLanded(batch: WalBatch): Promise<true> {
     await this.options.wal.markLanded(batch.id)
     await this.options.counters.recordLanded(batch.id, batch.parts)
+    const writes = Math.max(1, this.sink?.concurrentWrites ?? 1)
+    releaseDeadBuffers((BUFFERED_BATCHES + writes) * this.options.batchBytes)
     return true
   }
 

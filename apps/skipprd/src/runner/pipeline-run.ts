@@ -177,6 +177,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         logger,
         chaos,
         retryBudgetMs: options.once ? options.retryBudgetMs : undefined,
+        batchBytes: walSettings.bufferThresholdBytes,
       })
     const forwarding = forwarder?.run()
     forwarding?.catch((error: unknown) => failed.abort(error))
