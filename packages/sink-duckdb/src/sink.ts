@@ -68,6 +68,7 @@ interface QueuedWrite {
 interface SpooledWrite {
   readonly batch: SinkBatch
   readonly files: Spooled
+  readonly settle: (outcome: WriteOutcome) => void
 }
 
 /** DuckDB error classes that mean the statement itself cannot succeed, however often it is retried. */
@@ -152,13 +153,11 @@ export class DuckdbSink implements Sink {
     if (queued.length === 0) return
     this.landing = true
     const ready: SpooledWrite[] = []
-    const settles: QueuedWrite['settle'][] = []
     let outcomes: WriteOutcome[] = []
     try {
       for (const { batch, spooled, settle } of queued) {
         try {
-          ready.push({ batch, files: await spooled })
-          settles.push(settle)
+          ready.push({ batch, files: await spooled, settle })
         } catch (error) {
           settle(retryLater(error))
         }
@@ -173,7 +172,7 @@ export class DuckdbSink implements Sink {
       await Promise.all(ready.map(({ files }) => files.release())).catch(() => {})
       this.landing = false
     }
-    for (const [i, settle] of settles.entries()) settle(outcomes[i]!)
+    for (const [i, { settle }] of ready.entries()) settle(outcomes[i]!)
   }
 
   /** Resolves when another write arrives, or after `ms`. */

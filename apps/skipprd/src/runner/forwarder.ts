@@ -142,8 +142,12 @@ export class Forwarder {
 
   /** Waits for room for one more write (one until the sink is open and says otherwise). */
   private async admit(): Promise<void> {
-    while (this.writing.size >= Math.max(1, this.sink?.concurrentWrites ?? 1))
-      await Promise.race(this.writing)
+    while (this.writing.size >= this.maxWrites) await Promise.race(this.writing)
+  }
+
+  /** Writes the sink takes at once: one until it is open and says otherwise. */
+  private get maxWrites(): number {
+    return Math.max(1, this.sink?.concurrentWrites ?? 1)
   }
 
   /** Starts writing `batch`; its mark follows the marks of the batches before it. */
@@ -241,8 +245,7 @@ export class Forwarder {
   private async markLanded(batch: WalBatch): Promise<true> {
     await this.options.wal.markLanded(batch.id)
     await this.options.counters.recordLanded(batch.id, batch.parts)
-    const writes = Math.max(1, this.sink?.concurrentWrites ?? 1)
-    releaseDeadBuffers((BUFFERED_BATCHES + writes) * this.options.batchBytes)
+    releaseDeadBuffers((BUFFERED_BATCHES + this.maxWrites) * this.options.batchBytes)
     return true
   }
 
