@@ -96,41 +96,37 @@ export function frameBytes(payloadLength: number): number {
 }
 
 /**
- * Writes one frame without its CRC into `target` at `offset`, its payload being these pieces back to
- * back; returns the offset after it. The CRC depends on the segment the frame lands in: `setFrameCrc`
- * sets it once that is known.
+ * Writes the header of a frame with a payload of `length` bytes, without its CRC, into `target` at
+ * `offset`; returns the offset after it. The payload follows it on disk, from wherever it is written
+ * from. The CRC depends on the segment the frame lands in: `setFrameCrc` sets it once that is known.
  */
-export function encodeFrameInto(target: Buffer, offset: number, pieces: readonly Uint8Array[]): number {
-  let at = offset + FRAME_HEADER_BYTES
-  for (const piece of pieces) {
-    target.set(piece, at)
-    at += piece.length
-  }
-  target.writeUInt32LE(at - offset - FRAME_HEADER_BYTES, offset + 4)
-  return at
+export function encodeFrameHeaderInto(target: Buffer, offset: number, length: number): number {
+  target.writeUInt32LE(length, offset + 4)
+  return offset + FRAME_HEADER_BYTES
 }
 
-/** Sets the CRC of the frame at `offset` for a segment with this salt; returns the offset after it. */
-export function setFrameCrc(target: Buffer, offset: number, salt: number): number {
-  const end = offset + FRAME_HEADER_BYTES + target.readUInt32LE(offset + 4)
-  target.writeUInt32LE(crc32c(target.subarray(offset + 4, end), salt), offset)
-  return end
-}
-
-/** The 8-byte header of a frame whose payload is these pieces back to back, for a segment with this salt. */
-export function encodeFrameHeader(pieces: readonly Uint8Array[], length: number, salt: number): Buffer {
-  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES)
-  header.writeUInt32LE(length, 4)
-  let crc = crc32c(header.subarray(4), salt)
-  for (const piece of pieces) crc = crc32c(piece, crc)
-  header.writeUInt32LE(crc, 0)
-  return header
+/**
+ * Sets the CRC of the frame whose header is at `offset` in `target`, for a segment with this salt. Its
+ * payload is the bytes of `target` from the header to `end`, then the `rest` back to back (pieces
+ * written from elsewhere).
+ */
+export function setFrameCrc(
+  target: Buffer,
+  offset: number,
+  end: number,
+  rest: readonly Uint8Array[],
+  salt: number,
+): void {
+  let crc = crc32c(target.subarray(offset + 4, end), salt)
+  for (const piece of rest) crc = crc32c(piece, crc)
+  target.writeUInt32LE(crc, offset)
 }
 
 export function encodeFrame(payload: Uint8Array, salt: number): Buffer {
   const b = Buffer.allocUnsafe(frameBytes(payload.length))
-  encodeFrameInto(b, 0, [payload])
-  setFrameCrc(b, 0, salt)
+  encodeFrameHeaderInto(b, 0, payload.length)
+  b.set(payload, FRAME_HEADER_BYTES)
+  setFrameCrc(b, 0, b.length, [], salt)
   return b
 }
 

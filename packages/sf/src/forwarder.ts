@@ -14,9 +14,9 @@ import {
   SenderServerError,
 } from './errors.js'
 import { type Endpoint, Link } from './link.js'
-import type { RecentFrames } from './recent-frames.js'
+import { LONE_RECORD_BYTES, type RecentFrames } from './recent-frames.js'
 import type { Slot } from './slot.js'
-import { dataMessageBytes, type ErrorCategory, encodeData } from './wire.js'
+import { dataMessageBytes, type ErrorCategory, encodeData, loneDataMessage } from './wire.js'
 
 export interface ForwarderOptions {
   endpoint: Endpoint
@@ -193,33 +193,43 @@ export class Forwarder {
         if (batch.length > 0) await this.sendBatch(link, first, batch)
         throw new ReceiverFrameLimitError(fsn, alone, limit)
       }
+      // A large record in memory already sits in a DATA message of its own (privateCopy).
+      const lone = fromMemory && payload.length >= LONE_RECORD_BYTES
       // A DATA message carries consecutive FSNs; the slot skips a range only where recovery reported loss.
       const gap = fsn !== next
       if (
         batch.length > 0 &&
-        (gap || dataMessageBytes(batchBytes + payload.length, batch.length + 1) > target)
+        (gap || lone || dataMessageBytes(batchBytes + payload.length, batch.length + 1) > target)
       ) {
         await this.sendBatch(link, first, batch)
         batch = []
         batchBytes = 0
       }
+      next = fsn + 1n
+      if (lone) {
+        await this.sendMessage(link, fsn, fsn, loneDataMessage(payload, fsn))
+        continue
+      }
       if (batch.length === 0) first = fsn
       batch.push(payload)
       batchBytes += payload.length
-      next = fsn + 1n
     }
     if (batch.length > 0 && link.isOpen) await this.sendBatch(link, first, batch)
     return next
   }
 
-  private async sendBatch(link: Link, first: bigint, payloads: Uint8Array[]): Promise<void> {
-    const last = first + BigInt(payloads.length) - 1n
+  private sendBatch(link: Link, first: bigint, payloads: Uint8Array[]): Promise<void> {
+    return this.sendMessage(link, first, first + BigInt(payloads.length) - 1n, encodeData(first, payloads))
+  }
+
+  /** Sends a DATA message carrying FSNs `first` to `last`, then waits until the link can take more. */
+  private async sendMessage(link: Link, first: bigint, last: bigint, message: Buffer): Promise<void> {
     if (first <= this.highestSent) {
       const upTo = last < this.highestSent ? last : this.highestSent
       this.options.counters.totalFramesReplayed += Number(upTo - first + 1n)
     }
     if (last > this.highestSent) this.highestSent = last
-    link.send(encodeData(first, payloads))
+    link.send(message)
     await link.writable()
   }
 

@@ -10,6 +10,11 @@ import path from 'node:path'
 export interface SlotFile {
   /** Positional write; may write fewer bytes than asked (use writeFully). */
   write(buf: Uint8Array, offset: number, length: number, position: number): Promise<number>
+  /**
+   * Positional vectored write of `buffers` back to back, at most IOV_MAX of them; returns the bytes
+   * written, which may be fewer than asked (use writevFully).
+   */
+  writev(buffers: readonly Uint8Array[], position: number): Promise<number>
   /** Positional read; returns 0 at end of file. */
   read(buf: Uint8Array, offset: number, length: number, position: number): Promise<number>
   /** fdatasync: the written data (and the size if it changed) is durable. */
@@ -37,6 +42,9 @@ class NodeFile implements SlotFile {
   constructor(private readonly handle: fsp.FileHandle) {}
   async write(buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return (await this.handle.write(buf, offset, length, position)).bytesWritten
+  }
+  async writev(buffers: readonly Uint8Array[], position: number): Promise<number> {
+    return (await this.handle.writev(buffers as Uint8Array[], position)).bytesWritten
   }
   async read(buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return (await this.handle.read(buf, offset, length, position)).bytesRead
@@ -103,6 +111,36 @@ export async function writeFully(
     const n = await file.write(buf, offset + done, length - done, position + done)
     if (n <= 0) throw new Error(`write made no progress at file position ${position + done}`)
     done += n
+  }
+}
+
+/** The most buffers one `writev` takes (POSIX IOV_MAX on Linux and macOS). */
+export const IOV_MAX = 1024
+
+/**
+ * Writes `buffers` back to back from `position`, in calls of at most IOV_MAX buffers, continuing after
+ * short writes (which may end inside any buffer).
+ */
+export async function writevFully(
+  file: SlotFile,
+  buffers: readonly Uint8Array[],
+  position: number,
+): Promise<void> {
+  let next = 0
+  /** Bytes of buffers[next] already written. */
+  let done = 0
+  const skipWritten = (): void => {
+    while (next < buffers.length && done >= buffers[next]!.length) done -= buffers[next++]!.length
+  }
+  skipWritten()
+  while (next < buffers.length) {
+    const chunk = buffers.slice(next, next + IOV_MAX)
+    chunk[0] = chunk[0]!.subarray(done)
+    const n = await file.writev(chunk, position)
+    if (n <= 0) throw new Error(`write made no progress at file position ${position}`)
+    position += n
+    done += n
+    skipWritten()
   }
 }
 

@@ -16,7 +16,7 @@ import {
 import { Forwarder, type Outage } from './forwarder.js'
 import type { Endpoint } from './link.js'
 import { openMemorySlot } from './memory-slot.js'
-import { RecentFrames } from './recent-frames.js'
+import { privateCopy, RecentFrames } from './recent-frames.js'
 import { type SenderConfig, type SenderOptions, senderConfigFrom } from './sender-config.js'
 import { openSlot, type Slot } from './slot.js'
 
@@ -202,23 +202,21 @@ export class Sender {
   }
 
   /**
-   * Appends and offers the payload to the forwarder's in-memory fast path. The slot appends the same
-   * private copy, so what is sent from memory is exactly what the slot holds, whatever the caller does
-   * with its buffer meanwhile.
+   * Appends one private copy of the payload, so the caller may reuse its buffer at once, and offers it to
+   * the forwarder's in-memory fast path: what is sent from memory is exactly what the slot holds.
    */
   private async remembered(
     payload: Uint8Array,
     append: (payload: Uint8Array) => Promise<bigint>,
   ): Promise<bigint> {
-    const copy = this.recent?.hold(payload)
-    // The slot reads the payload until the append settles; the caller may reuse its buffer at once.
-    if (!copy) return append(Buffer.from(payload))
+    const copy = privateCopy(payload)
+    const held = this.recent?.hold(copy) === true
     try {
       const fsn = await append(copy)
-      this.recent!.offer(fsn, copy)
+      if (held) this.recent!.offer(fsn, copy)
       return fsn
     } catch (e) {
-      this.recent!.release(copy)
+      if (held) this.recent!.release(copy)
       throw e
     }
   }

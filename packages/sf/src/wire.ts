@@ -82,9 +82,8 @@ export function encodeData(firstFsn: bigint, payloads: readonly Uint8Array[]): B
   let payloadBytes = 0
   for (const p of payloads) payloadBytes += p.length
   const out = Buffer.allocUnsafe(dataMessageBytes(payloadBytes, payloads.length))
-  out[0] = MessageType.data
+  writeDataHeader(out, payloads.length)
   out.writeBigUInt64BE(firstFsn, 1)
-  out.writeUInt32BE(payloads.length, 9)
   let at = DATA_HEADER_BYTES
   for (const p of payloads) {
     out.writeUInt32BE(p.length, at)
@@ -92,6 +91,36 @@ export function encodeData(firstFsn: bigint, payloads: readonly Uint8Array[]): B
     at += RECORD_HEADER_BYTES + p.length
   }
   return out
+}
+
+/** Bytes a DATA message of one record spends before its payload. */
+const LONE_PAYLOAD_OFFSET = DATA_HEADER_BYTES + RECORD_HEADER_BYTES
+
+/**
+ * Copies `payload` into a DATA message of one record whose FSN is not known yet and returns the view of
+ * the payload in it. The view can be stored meanwhile (the sender's slot appends it) and
+ * `loneDataMessage` turns it back into the message: one copy serves the disk and the wire.
+ */
+export function encodeLoneRecord(payload: Uint8Array): Buffer {
+  const message = Buffer.allocUnsafe(LONE_PAYLOAD_OFFSET + payload.length)
+  writeDataHeader(message, 1)
+  message.writeUInt32BE(payload.length, DATA_HEADER_BYTES)
+  message.set(payload, LONE_PAYLOAD_OFFSET)
+  return message.subarray(LONE_PAYLOAD_OFFSET)
+}
+
+/** The DATA message around a payload view from `encodeLoneRecord`, carrying it as frame `fsn`. */
+export function loneDataMessage(payload: Uint8Array, fsn: bigint): Buffer {
+  const start = payload.byteOffset - LONE_PAYLOAD_OFFSET
+  const message = Buffer.from(payload.buffer, start, LONE_PAYLOAD_OFFSET + payload.length)
+  message.writeBigUInt64BE(fsn, 1)
+  return message
+}
+
+/** The type and frame count of a DATA message; its first FSN goes at offset 1. */
+function writeDataHeader(out: Buffer, count: number): void {
+  out[0] = MessageType.data
+  out.writeUInt32BE(count, 9)
 }
 
 export function encodeWelcome(maxFrameBytes: number): Buffer {

@@ -1,7 +1,8 @@
 /**
  * The slot's single writer: group commit, rotation with sealing, and the preallocated spare segment.
- * Appends are planned against the segment budget when they are queued, encoded into a batch, and written
- * by one flush loop; appends queued while a write or fdatasync runs form the next batch and share its sync.
+ * Appends are planned against the segment budget when they are queued, laid out in a batch (batch.ts), and
+ * written by one flush loop, one vectored write per segment; appends queued while a write or fdatasync runs
+ * form the next batch and share its sync.
  *
  * Trimmed segments are retired (renamed `.tmp`, up to MAX_RETIRED) rather than deleted, and the next spare
  * is made from a retired file when there is one: overwriting blocks that are already allocated syncs far
@@ -12,20 +13,18 @@
  */
 import path from 'node:path'
 import type { Durability, Payload } from './base-slot.js'
-import { FULL, payloadLength, payloadPieces } from './base-slot.js'
+import { FULL, payloadLength } from './base-slot.js'
+import { Batch, type Waiter } from './batch.js'
 import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
 import {
-  encodeFrameHeader,
-  encodeFrameInto,
   encodeSeal,
   encodeSegmentHeader,
   FRAME_HEADER_BYTES,
   SEAL_BYTES,
   SEGMENT_HEADER_BYTES,
   segmentFileName,
-  setFrameCrc,
 } from './format.js'
-import { errorCode, type SlotFile, type SlotFs, writeFully } from './io.js'
+import { errorCode, type SlotFile, type SlotFs, writeFully, writevFully } from './io.js'
 import {
   blankSegmentFile,
   createZeroFilledFile,
@@ -35,11 +34,8 @@ import {
   type Segment,
 } from './segment.js'
 
-const MiB = 1024 * 1024
 /** Retired segment files kept for reuse; trimming deletes any beyond this. */
 const MAX_RETIRED = 8
-/** A batch of one frame at least this large is written from the caller's payload, without a copy. */
-const DIRECT_BYTES = MiB
 
 export interface WriterSettings {
   dir: string
@@ -65,60 +61,6 @@ export interface ActiveSegment {
   file: SlotFile
   /** Written since the last fdatasync. */
   dirty: boolean
-}
-
-interface Waiter {
-  resolve(fsn: bigint): void
-  reject(error: unknown): void
-}
-
-/**
- * Frames queued for one write. Their payloads are encoded back to back into one buffer when the write
- * starts; a batch of one large frame (DIRECT_BYTES) is written from its payload instead, which saves
- * copying every byte of large appends such as WAL batches.
- */
-class Batch {
-  private static readonly INITIAL_BYTES = 256 * 1024
-  private static readonly KEEP_BYTES = 8 * MiB
-  buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
-  length = 0
-  /** Each frame's payload pieces. */
-  payloads: (readonly Uint8Array[])[] = []
-  sizes: number[] = []
-  waiters: Waiter[] = []
-
-  add(payload: Payload, length: number, waiter: Waiter): void {
-    this.payloads.push(payloadPieces(payload))
-    this.sizes.push(FRAME_HEADER_BYTES + length)
-    this.waiters.push(waiter)
-  }
-
-  /** The lone payload's pieces to write without copying, if this batch is one large frame. */
-  get direct(): readonly Uint8Array[] | undefined {
-    return this.payloads.length === 1 && this.sizes[0]! - FRAME_HEADER_BYTES >= DIRECT_BYTES
-      ? this.payloads[0]
-      : undefined
-  }
-
-  /** Encodes the frames (without CRCs) into `buf`. */
-  encode(): void {
-    const total = this.sizes.reduce((sum, size) => sum + size, 0)
-    if (total > this.buf.length) this.buf = Buffer.allocUnsafe(Math.max(this.buf.length * 2, total))
-    this.length = 0
-    for (const pieces of this.payloads) this.length = encodeFrameInto(this.buf, this.length, pieces)
-  }
-
-  rejectFrom(from: number, error: unknown): void {
-    for (let k = from; k < this.waiters.length; k++) this.waiters[k]!.reject(error)
-  }
-
-  reset(): void {
-    this.length = 0
-    this.payloads = []
-    this.sizes = []
-    this.waiters = []
-    if (this.buf.length > Batch.KEEP_BYTES) this.buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
-  }
 }
 
 interface Spare {
@@ -347,10 +289,8 @@ export class SegmentWriter {
   private async writeBatch(batch: Batch): Promise<void> {
     const firstFsn = this.nextFsn
     const n = batch.sizes.length
-    const direct = batch.direct
-    if (!direct) batch.encode()
+    batch.encode()
     let i = 0
-    let offset = 0
     try {
       while (i < n) {
         if (!this.active || this.free(this.active) < batch.sizes[i]!) await this.rotate(firstFsn + BigInt(i))
@@ -359,15 +299,10 @@ export class SegmentWriter {
         let bytes = 0
         while (j < n && bytes + batch.sizes[j]! <= this.free(a)) bytes += batch.sizes[j++]!
         a.dirty = true
-        if (direct) await this.writeDirect(a, direct, bytes - FRAME_HEADER_BYTES)
-        else {
-          for (let k = i, at = offset; k < j; k++) at = setFrameCrc(batch.buf, at, a.seg.salt)
-          await writeFully(a.file, batch.buf, offset, bytes, a.seg.writtenEnd)
-        }
+        await writevFully(a.file, batch.buffers(i, j, a.seg.salt), a.seg.writtenEnd)
         for (let k = i, at = a.seg.writtenEnd; k < j; at += batch.sizes[k++]!)
           noteFrame(a.seg, a.seg.writtenCount++, at)
         a.seg.writtenEnd += bytes
-        offset += bytes
         i = j
       }
       if (this.s.durability === 'append') await this.syncActive(this.active!)
@@ -379,17 +314,6 @@ export class SegmentWriter {
       this.fill.rejectFrom(0, e.cause)
       this.fill.reset()
       this.resetPlan()
-    }
-  }
-
-  /** Writes a lone frame's header and payload pieces where the active segment's frames end. */
-  private async writeDirect(a: ActiveSegment, pieces: readonly Uint8Array[], length: number): Promise<void> {
-    const header = encodeFrameHeader(pieces, length, a.seg.salt)
-    await writeFully(a.file, header, 0, FRAME_HEADER_BYTES, a.seg.writtenEnd)
-    let at = a.seg.writtenEnd + FRAME_HEADER_BYTES
-    for (const piece of pieces) {
-      await writeFully(a.file, piece, 0, piece.length, at)
-      at += piece.length
     }
   }
 

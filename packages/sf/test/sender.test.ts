@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { WebSocketServer } from 'ws'
 import { HaltSenderError } from '../src/errors.js'
 import { Sender } from '../src/sender.js'
-import { encodeAck, encodeWelcome, SUBPROTOCOL } from '../src/wire.js'
+import { decodeClientMessage, encodeAck, encodeWelcome, SUBPROTOCOL } from '../src/wire.js'
 import { downPort, recordingReceiver, rejection, text, waitUntil } from './support/harness.js'
 import { tmpSfDir } from './support/helpers.js'
 import { makeSelfSignedCertificate } from './support/tls.js'
@@ -40,6 +40,23 @@ async function downReceiver() {
 }
 
 const numbered = (n: number, from = 1): string[] => Array.from({ length: n }, (_, i) => `r${from + i}`)
+
+/** A receiver that records each DATA message's frames and acks them, or never acks with `ack: false`. */
+async function messageRecorder(ack = true) {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: () => SUBPROTOCOL })
+  await new Promise((resolve) => wss.once('listening', resolve))
+  cleanups.push(() => new Promise((resolve) => wss.close(resolve)))
+  const messages: Array<Array<{ fsn: bigint; payload: Buffer }>> = []
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const msg = decodeClientMessage(data as Buffer)
+      if (msg.type === 'hello') return ws.send(encodeWelcome(1 << 24))
+      messages.push(msg.frames.map((f) => ({ fsn: f.fsn, payload: Buffer.from(f.payload) })))
+      if (ack) ws.send(encodeAck(msg.frames.at(-1)!.fsn))
+    })
+  })
+  return { addr: `127.0.0.1:${(wss.address() as AddressInfo).port}`, messages }
+}
 
 describe('Sender', () => {
   it('forwards records in memory mode when sf_dir is not set', async () => {
@@ -94,6 +111,41 @@ describe('Sender', () => {
     const again = await open(`ws::addr=${h.addr};sf_dir=${h.sfDir};sender_id=reuse;`)
     await again.flush()
     expect(h.of('reuse')).toEqual(Array.from({ length: 80 }, (_, i) => String(i).padStart(2, '0')))
+  })
+
+  it('sends a large record from memory as its own DATA message, small ones batched, replays from disk batched', async () => {
+    const KiB = 1024
+    const sizes = [1, 64, 1, 1, 100, 70, 2, 1, 64, 64, 64].map((k) => k * KiB)
+    const records = sizes.map((size, i) => Buffer.alloc(size, i + 1))
+    const rx = await messageRecorder()
+    const sfDir = await tmpSfDir()
+    const sender = await open(`ws::addr=${rx.addr};sf_dir=${sfDir};sender_id=lone;`)
+    await Promise.all(records.map((r) => sender.send(r)))
+    await sender.flush()
+    const frames = rx.messages.flat()
+    expect(frames.map((f) => f.fsn)).toEqual(records.map((_, i) => BigInt(i + 1)))
+    expect(frames.every((f, i) => f.payload.equals(records[i]!))).toBe(true)
+    for (const message of rx.messages) {
+      if (message.some((f) => f.payload.length >= 64 * KiB)) expect(message).toHaveLength(1)
+    }
+    expect(rx.messages.some((m) => m.length > 1)).toBe(true)
+    await sender.close()
+
+    // Unacked records replayed from disk by the next sender go in shared messages, as before.
+    const silent = await messageRecorder(false)
+    const offline = await open(
+      `ws::addr=${silent.addr};sf_dir=${sfDir};sender_id=lone;close_flush_timeout_millis=0;`,
+    )
+    await Promise.all(records.map((r) => offline.send(r)))
+    await waitUntil(() => silent.messages.flat().length === records.length)
+    await offline.close()
+    const replay = await messageRecorder()
+    const next = await open(`ws::addr=${replay.addr};sf_dir=${sfDir};sender_id=lone;`)
+    await next.flush()
+    expect(replay.messages.flat().map((f) => f.fsn)).toEqual(
+      records.map((_, i) => BigInt(records.length + i + 1)),
+    )
+    expect(replay.messages.some((m) => m.filter((f) => f.payload.length >= 64 * KiB).length > 1)).toBe(true)
   })
 
   it('accepts an options object', async () => {

@@ -8,11 +8,14 @@
  *  - every frame replayed is one that was appended, byte-identical, in append order;
  *  - ackedFsn did not fall below an ack that resolved;
  *  - the next FSN is above every FSN ever handed out.
- * SKIPPR_SF_PROPERTY_RUNS sets the number of runs (default 40).
+ * A second model runs with frames around IN_PLACE_BYTES, which are written from their payload pieces by
+ * vectored writes that a crash may tear anywhere. SKIPPR_SF_PROPERTY_RUNS sets the number of runs of each
+ * (default 40).
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Slot } from '../src/base-slot.js'
+import { IN_PLACE_BYTES } from '../src/batch.js'
 import { openSlot } from '../src/slot.js'
 import { captureLogger, collect, tmpSfDir } from './support/helpers.js'
 import { SimFs } from './support/sim-fs.js'
@@ -20,35 +23,56 @@ import { SimFs } from './support/sim-fs.js'
 const RUNS = Number(process.env.SKIPPR_SF_PROPERTY_RUNS ?? 40)
 
 type Action =
-  | { kind: 'append'; count: number; size: number }
+  | { kind: 'append'; count: number; size: number; split: number }
   | { kind: 'ack'; fraction: number }
   | { kind: 'settle' }
   | { kind: 'hop'; n: number }
   | { kind: 'crash'; powerLoss: boolean }
 
-const action: fc.Arbitrary<Action> = fc.oneof(
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      kind: fc.constant('append' as const),
-      count: fc.integer({ min: 1, max: 12 }),
-      size: fc.integer({ min: 0, max: 300 }),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant('ack' as const),
-      fraction: fc.double({ min: 0, max: 1, noNaN: true }),
-    }),
-  },
-  { weight: 2, arbitrary: fc.constant({ kind: 'settle' as const }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('hop' as const), n: fc.integer({ min: 1, max: 20 }) }),
-  },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), powerLoss: fc.boolean() }) },
-)
+/** The frame sizes and segment size of one model. */
+interface Shape {
+  size: fc.Arbitrary<number>
+  segmentBytes: number
+}
+
+const small: Shape = { size: fc.integer({ min: 0, max: 300 }), segmentBytes: 512 }
+const large: Shape = {
+  size: fc.oneof(
+    fc.integer({ min: 0, max: 300 }),
+    fc.integer({ min: IN_PLACE_BYTES - 8, max: 3 * IN_PLACE_BYTES }),
+  ),
+  segmentBytes: 4 * IN_PLACE_BYTES,
+}
+
+const action = (shape: Shape): fc.Arbitrary<Action> =>
+  fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        kind: fc.constant('append' as const),
+        count: fc.integer({ min: 1, max: 12 }),
+        size: shape.size,
+        // Where the payload is cut in two pieces (0: appended whole).
+        split: fc.double({ min: 0, max: 1, noNaN: true }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('ack' as const),
+        fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+      }),
+    },
+    { weight: 2, arbitrary: fc.constant({ kind: 'settle' as const }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('hop' as const), n: fc.integer({ min: 1, max: 20 }) }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), powerLoss: fc.boolean() }) },
+  )
+
+const actions = (shape: Shape): fc.Arbitrary<Action[]> =>
+  fc.array(action(shape), { minLength: 1, maxLength: 40 })
 
 /** Payload: a 4-byte id, then bytes derived from it. */
 function makePayload(id: number, size: number): Buffer {
@@ -79,12 +103,18 @@ class Model {
   pending: Array<Promise<unknown>> = []
 }
 
-async function run(actions: Action[], seed: number, segments: number): Promise<void> {
+async function run(actions: Action[], seed: number, segments: number, shape: Shape): Promise<void> {
   const sfDir = await tmpSfDir()
   const rng = mulberry32(seed)
   let sim = new SimFs(rng)
   const open = (): Promise<Slot> =>
-    openSlot({ sfDir, io: sim, maxSegmentBytes: 512, maxTotalBytes: 512 * segments, logger: captureLogger() })
+    openSlot({
+      sfDir,
+      io: sim,
+      maxSegmentBytes: shape.segmentBytes,
+      maxTotalBytes: shape.segmentBytes * segments,
+      logger: captureLogger(),
+    })
   let slot = await open()
   const m = new Model()
 
@@ -94,8 +124,9 @@ async function run(actions: Action[], seed: number, segments: number): Promise<v
         const id = m.nextId++
         const p = makePayload(id, a.size)
         m.payloads.set(id, p)
+        const cut = Math.floor(a.split * p.length)
         m.pending.push(
-          slot.append(p).then((fsn) => {
+          slot.append(cut === 0 ? p : [p.subarray(0, cut), p.subarray(cut)]).then((fsn) => {
             m.durable.set(fsn, p)
             if (fsn > m.maxFsnEver) m.maxFsnEver = fsn
           }, noop),
@@ -169,16 +200,23 @@ async function verify(slot: Slot, m: Model): Promise<void> {
 function noop(): void {}
 
 describe('slot model', () => {
-  it('reopens exactly what was durable, across random appends, acks and crashes', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(action, { minLength: 1, maxLength: 40 }),
-        fc.integer(),
-        // a tight budget exercises backpressure and segment recycling; a roomy one long logs
-        fc.constantFrom(16, 1024),
-        (actions, seed, segments) => run(actions, seed, segments),
-      ),
-      { numRuns: RUNS },
-    )
-  }, 120_000)
+  it.each([
+    ['small frames', small],
+    ['frames written from their payload pieces', large],
+  ])(
+    'reopens exactly what was durable, across random appends, acks and crashes (%s)',
+    async (_name, shape) => {
+      await fc.assert(
+        fc.asyncProperty(
+          actions(shape),
+          fc.integer(),
+          // a tight budget exercises backpressure and segment recycling; a roomy one long logs
+          fc.constantFrom(16, 1024),
+          (list, seed, segments) => run(list, seed, segments, shape),
+        ),
+        { numRuns: RUNS },
+      )
+    },
+    120_000,
+  )
 })

@@ -1,7 +1,9 @@
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { IN_PLACE_BYTES } from '../src/batch.js'
 import { openSlot } from '../src/slot.js'
+import { FaultyFs } from './support/faulty-fs.js'
 import { appendAll, captureLogger, collect, payload, tmpSfDir } from './support/helpers.js'
 
 const small = { maxSegmentBytes: 4096, maxTotalBytes: 64 * 4096 }
@@ -131,7 +133,38 @@ describe('openSlot: append, replay, ack, reopen', () => {
     await slot.close()
   })
 
-  it('writes a lone large frame straight from its payload, and batches of many frames through one buffer', async () => {
+  it("writes payload pieces of IN_PLACE_BYTES or more from the caller's buffers, copies the rest, in one writev", async () => {
+    const sfDir = await tmpSfDir()
+    const options = { sfDir, maxSegmentBytes: 256 * 1024, maxTotalBytes: 8 * 256 * 1024 }
+    const io = new FaultyFs()
+    const writevs: Array<readonly Uint8Array[]> = []
+    io.fault = (op, _file, w) => {
+      if (op === 'writev') writevs.push(w!.buffers!)
+      return undefined
+    }
+    const slot = await openSlot({ ...options, io })
+    const below = payload(1, IN_PLACE_BYTES - 1)
+    const atThreshold = payload(2, IN_PLACE_BYTES)
+    const short = payload(3, 100)
+    const [head, body, tail] = [payload(4, 10), payload(5, 3 * IN_PLACE_BYTES), payload(6, 7)]
+    await Promise.all(
+      [below, atThreshold, short, [head, body, Buffer.alloc(0), tail]].map((p) => slot.append(p)),
+    )
+    expect(writevs).toHaveLength(1)
+    const written = writevs[0]!
+    const sameBuffer = (p: Uint8Array) => written.some((b) => b.buffer === p.buffer)
+    const whole = (p: Uint8Array) =>
+      written.some((b) => b.buffer === p.buffer && b.byteOffset === p.byteOffset && b.length === p.length)
+    expect([atThreshold, body].map(whole)).toEqual([true, true])
+    expect([below, short, head, tail].map(sameBuffer)).toEqual([false, false, false, false])
+    await slot.close()
+    const reopened = await openSlot(options)
+    const frames = (await collect(reopened.replay())).map((f) => Buffer.from(f.payload))
+    expect(frames).toEqual([below, atThreshold, short, Buffer.concat([head, body, tail])])
+    await reopened.close()
+  })
+
+  it('writes large frames straight from their payloads, alone, in pieces, and in batches across segments', async () => {
     const sfDir = await tmpSfDir()
     const MiB = 1024 * 1024
     const options = { sfDir, maxSegmentBytes: 4 * MiB, maxTotalBytes: 64 * MiB }
@@ -252,6 +285,32 @@ describe('openSlot: append, replay, ack, reopen', () => {
     expect(slot.stats().segments).toBe(0)
     expect(await slot.append(payload(1))).toBe(61n)
     await slot.close()
+  })
+
+  it('writes a copied payload as it was when its batch started, with a CRC of those bytes', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const slot = await openSlot({ sfDir, ...small, io })
+    // 36 frames of 108 bytes; the 37th ends segment 1, the 38th starts segment 2.
+    await appendAll(
+      slot,
+      Array.from({ length: 36 }, (_, i) => payload(i)),
+    )
+    const [last, next] = [payload(37), payload(38)]
+    const original = Buffer.from(next)
+    // The caller breaks the contract: it changes `next` while the batch is written (at the rotation).
+    io.fault = (op, file) => {
+      if (op === 'datasync' && file.includes('sf-0000000000000001.sfa')) next.fill(0xee)
+      return undefined
+    }
+    await appendAll(slot, [last, next])
+    await slot.close()
+    const reopened = await openSlot({ sfDir, ...small, logger: captureLogger() })
+    const frames = await collect(reopened.replay())
+    expect(frames).toHaveLength(38)
+    expect(Buffer.from(frames[37]!.payload)).toEqual(original)
+    expect(reopened.stats().dataLoss).toEqual([])
+    await reopened.close()
   })
 
   it('refuses a frame larger than a segment with SF_FRAME_TOO_LARGE and stays usable', async () => {

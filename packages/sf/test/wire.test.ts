@@ -7,7 +7,9 @@ import {
   encodeData,
   encodeError,
   encodeHello,
+  encodeLoneRecord,
   encodeWelcome,
+  loneDataMessage,
   SUBPROTOCOL,
 } from '../src/wire.js'
 
@@ -42,6 +44,16 @@ describe('wire protocol v1 codecs', () => {
       [8n, ''],
       [9n, 'ff'],
     ])
+  })
+
+  it('copies a record into a DATA message of its own, whose FSN is set when it is sent', () => {
+    const payload = Buffer.from('hello')
+    const copy = encodeLoneRecord(payload)
+    payload.fill(0)
+    expect(copy.toString()).toBe('hello')
+    const message = loneDataMessage(copy, 42n)
+    expect(message.buffer).toBe(copy.buffer)
+    expect(hex(message)).toBe(hex(encodeData(42n, [Buffer.from('hello')])))
   })
 
   it('encodes the receiver messages', () => {

@@ -5,7 +5,7 @@
  * unsynced directory operations (journaled metadata stays ordered). It also injects faults.
  */
 import path from 'node:path'
-import type { OpenMode, SlotFile, SlotFs } from '../../src/io.js'
+import { IOV_MAX, type OpenMode, type SlotFile, type SlotFs } from '../../src/io.js'
 
 interface Node {
   data: Buffer
@@ -23,6 +23,18 @@ export type Fault = (op: string, file: string) => Error | undefined
 
 export function errno(code: string): Error {
   return Object.assign(new Error(`${code}: simulated`), { code })
+}
+
+/** The first `max` bytes of `buffers` back to back, as views: what a short writev writes. */
+export function prefixOf(buffers: readonly Uint8Array[], max: number): Uint8Array[] {
+  const out: Uint8Array[] = []
+  let left = max
+  for (const b of buffers) {
+    if (left <= 0) break
+    out.push(b.length <= left ? b : b.subarray(0, left))
+    left -= b.length
+  }
+  return out
 }
 
 export class SimFs implements SlotFs {
@@ -105,54 +117,59 @@ export class SimFs implements SlotFs {
     return node ? Buffer.from(node.data.subarray(0, node.size)) : undefined
   }
 
-  private async enter(op: string, file: string): Promise<void> {
-    for (let i = this.hop(); i > 0; i--) await Promise.resolve()
-    if (this.dead) throw errno('EIO')
-    const e = this.fault?.(op, file)
-    if (e) throw e
+  open(file: string, mode: OpenMode): Promise<SlotFile> {
+    return this.run('open', file, () => {
+      let node = this.names.get(file)
+      if (mode === 'w+') {
+        node = { data: Buffer.alloc(0), size: 0, durable: Buffer.alloc(0), pending: [] }
+        this.names.set(file, node)
+        this.dirOps.push({ op: 'link', name: file, node })
+      } else if (!node) throw errno('ENOENT')
+      return new SimFile(this, node, file)
+    })
   }
 
-  async open(file: string, mode: OpenMode): Promise<SlotFile> {
-    await this.enter('open', file)
-    let node = this.names.get(file)
-    if (mode === 'w+') {
-      node = { data: Buffer.alloc(0), size: 0, durable: Buffer.alloc(0), pending: [] }
-      this.names.set(file, node)
-      this.dirOps.push({ op: 'link', name: file, node })
-    } else if (!node) throw errno('ENOENT')
-    return new SimFile(this, node, file)
-  }
-
-  async readdir(dir: string): Promise<string[]> {
-    await this.enter('readdir', dir)
-    return [...this.names.keys()].filter((n) => path.dirname(n) === dir).map((n) => path.basename(n))
+  readdir(dir: string): Promise<string[]> {
+    return this.run('readdir', dir, () =>
+      [...this.names.keys()].filter((n) => path.dirname(n) === dir).map((n) => path.basename(n)),
+    )
   }
 
   async mkdir(): Promise<void> {}
 
-  async rename(from: string, to: string): Promise<void> {
-    await this.enter('rename', to)
-    const node = this.names.get(from)
-    if (!node) throw errno('ENOENT')
-    this.names.delete(from)
-    this.names.set(to, node)
-    this.dirOps.push({ op: 'rename', from, to })
+  rename(from: string, to: string): Promise<void> {
+    return this.run('rename', to, () => {
+      const node = this.names.get(from)
+      if (!node) throw errno('ENOENT')
+      this.names.delete(from)
+      this.names.set(to, node)
+      this.dirOps.push({ op: 'rename', from, to })
+    })
   }
 
-  async unlink(file: string): Promise<void> {
-    await this.enter('unlink', file)
-    if (this.names.delete(file)) this.dirOps.push({ op: 'unlink', name: file })
+  unlink(file: string): Promise<void> {
+    return this.run('unlink', file, () => {
+      if (this.names.delete(file)) this.dirOps.push({ op: 'unlink', name: file })
+    })
   }
 
-  async syncDir(dir: string): Promise<void> {
-    await this.enter('syncDir', dir)
-    this.durableNames = new Map(this.names)
-    this.dirOps = []
+  syncDir(dir: string): Promise<void> {
+    return this.run('syncDir', dir, () => {
+      this.durableNames = new Map(this.names)
+      this.dirOps = []
+    })
   }
 
-  /** @internal */
-  async fileOp<T>(op: string, file: string, body: () => T): Promise<T> {
-    await this.enter(op, file)
+  /**
+   * @internal Runs an operation after a few microtask hops, so concurrent work interleaves. The crash
+   * check, the fault and the operation's effect happen in one synchronous step: a call either took
+   * effect before a crash or fails with EIO, never both.
+   */
+  async run<T>(op: string, file: string, body: () => T): Promise<T> {
+    for (let i = this.hop(); i > 0; i--) await Promise.resolve()
+    if (this.dead) throw errno('EIO')
+    const e = this.fault?.(op, file)
+    if (e) throw e
     return body()
   }
 
@@ -170,24 +187,35 @@ class SimFile implements SlotFile {
   ) {}
 
   write(buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
-    return this.fs.fileOp('write', this.name, () => {
+    return this.fs.run('write', this.name, () => {
       const n = Math.min(length, this.fs.writeLimit)
-      const node = this.node
-      if (position + n > node.data.length) {
-        const bigger = Buffer.alloc(Math.max(position + n, node.data.length * 2))
-        node.data.copy(bigger)
-        node.data = bigger
-      }
-      const bytes = Buffer.from(buf.subarray(offset, offset + n))
-      bytes.copy(node.data, position)
-      node.size = Math.max(node.size, position + n)
-      node.pending.push({ pos: position, bytes })
-      return n
+      return this.cache(Buffer.from(buf.subarray(offset, offset + n)), position)
     })
   }
 
+  /** One write in the page cache: a crash may lose it or tear it to a prefix, like any write. */
+  writev(buffers: readonly Uint8Array[], position: number): Promise<number> {
+    return this.fs.run('writev', this.name, () => {
+      if (buffers.length > IOV_MAX) throw errno('EINVAL')
+      return this.cache(Buffer.concat(prefixOf(buffers, this.fs.writeLimit)), position)
+    })
+  }
+
+  private cache(bytes: Buffer, position: number): number {
+    const node = this.node
+    if (position + bytes.length > node.data.length) {
+      const bigger = Buffer.alloc(Math.max(position + bytes.length, node.data.length * 2))
+      node.data.copy(bigger)
+      node.data = bigger
+    }
+    bytes.copy(node.data, position)
+    node.size = Math.max(node.size, position + bytes.length)
+    node.pending.push({ pos: position, bytes })
+    return bytes.length
+  }
+
   read(buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
-    return this.fs.fileOp('read', this.name, () => {
+    return this.fs.run('read', this.name, () => {
       const n = Math.max(0, Math.min(length, this.node.size - position))
       buf.set(this.node.data.subarray(position, position + n), offset)
       return n
@@ -195,14 +223,14 @@ class SimFile implements SlotFile {
   }
 
   datasync(): Promise<void> {
-    return this.fs.fileOp('datasync', this.name, () => {
+    return this.fs.run('datasync', this.name, () => {
       this.node.durable = Buffer.from(this.node.data.subarray(0, this.node.size))
       this.node.pending = []
     })
   }
 
   size(): Promise<number> {
-    return this.fs.fileOp('size', this.name, () => this.node.size)
+    return this.fs.run('size', this.name, () => this.node.size)
   }
 
   async close(): Promise<void> {}
