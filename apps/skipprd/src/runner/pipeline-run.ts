@@ -194,13 +194,16 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       thresholdSeconds: walSettings.bufferThresholdSeconds,
       commit: async (batch) => {
         const id = await wal.commit(batch)
-        await state.counters.recordCommitted(id, batch.parts)
+        // The batch is durable: the forwarder may land it while its counters are written (each batch
+        // counts once, in whichever order the two records reach the state store).
+        const counted = state.counters.recordCommitted(id, batch.parts)
+        forwarder?.committed()
+        await counted
         const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
         logger.debug({ seq: id.seq.toString(), rows, offset: batch.offset }, 'batch committed')
         // Without a destination the WAL is where rows are written.
         if (!sink) for (const part of batch.parts) progress.written(part.namespace, part.rows)
         chaos.at('after-commit', batchKey(id))
-        forwarder?.committed()
       },
     })
 
