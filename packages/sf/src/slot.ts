@@ -447,7 +447,7 @@ class DiskSlot extends BaseSlot {
     const last = this.writer.lastUsedFsn
     if (last > this.persistedAck) await writeWatermark(this.s.io, this.s.dir, last)
     this.persistedAck = last
-    for (const seg of this.segments.splice(0)) await this.s.io.unlink(this.path(seg.name))
+    await Promise.all(this.segments.splice(0).map((seg) => this.s.io.unlink(this.path(seg.name))))
     await this.s.io.syncDir(this.s.dir)
   }
 

@@ -209,10 +209,13 @@ export class SegmentWriter {
     const spare = this.spare ? await this.spare : undefined
     this.spare = undefined
     this.spareReady = false
-    for (const { name } of this.retired.splice(0)) await this.s.io.unlink(this.path(name))
-    if (!spare || spare instanceof Error) return
-    await spare.file.close()
-    await this.s.io.unlink(this.path(segmentFileName(spare.gen)))
+    const names = this.retired.splice(0).map(({ name }) => name)
+    if (spare && !(spare instanceof Error)) {
+      await spare.file.close()
+      names.push(segmentFileName(spare.gen))
+    }
+    // At once: deleting a large file takes milliseconds (freeing, and trimming on a `discard` mount).
+    await Promise.all(names.map((name) => this.s.io.unlink(this.path(name))))
   }
 
   /** Closes the active file and deletes the spare; the writer must be drained. */
