@@ -9,7 +9,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { NamespaceSchema } from '@skippr/connector-api'
 import { widenFieldType } from '@skippr/connector-api'
-import { columnType, fieldTypeOf, ident } from './sql.js'
+import { columnType, fieldTypeOf, ident, literal } from './sql.js'
 
 export function tableName(dbSchema: string, namespace: string): string {
   return `${ident(dbSchema)}.${ident(namespace)}`
@@ -45,9 +45,10 @@ async function existingColumns(
   dbSchema: string,
   table: string,
 ): Promise<Map<string, string>> {
+  // Literal values, as in ledger.ts: a parameterised statement costs three more round trips.
   const reader = await conn.runAndReadAll(
-    'SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = $1 AND table_name = $2',
-    [dbSchema, table],
+    'SELECT column_name, data_type FROM duckdb_columns() ' +
+      `WHERE schema_name = ${literal(dbSchema)} AND table_name = ${literal(table)}`,
   )
   return new Map(reader.getRows().map(([name, type]) => [String(name).toLowerCase(), String(type)]))
 }

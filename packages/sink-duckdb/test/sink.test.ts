@@ -81,6 +81,18 @@ describe('DuckdbSink', () => {
     ])
   })
 
+  it('evolves a table whose schema and name hold quotes (looked up with SQL literals)', async () => {
+    const sink = open("it's")
+    const v1: NamespaceSchema = { namespace: "o'brien", fields: [{ name: 'id', type: 'long' }] }
+    await sink.prepare(v1)
+    await sink.prepare({ ...v1, fields: [...v1.fields, { name: 'note', type: 'string' }] })
+    const columns = await query(
+      warehouse.file,
+      "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'it''s' AND table_name = 'o''brien'",
+    )
+    expect(columns.map((c) => c.column_name)).toEqual(['id', 'note'])
+  })
+
   it('a value that cannot be cast is fatal, names the table and the value', async () => {
     const schema = allTypesSchema('orders')
     const sink = open()
