@@ -309,6 +309,9 @@ export class SegmentWriter {
         i = j
       }
       if (this.s.durability === 'append') await this.syncActive(this.active!)
+      // Only now, when a rotation took the spare: making a new one (12 MB of zeros for a WAL segment)
+      // alongside this batch's fdatasync slowed the sync that the batch's appenders wait for.
+      this.prepareSpare()
       this.publish(batch, firstFsn, n)
     } catch (e) {
       if (!(e instanceof RotationDiskFull)) throw ioError(this.s.dir, 'appending', e)
@@ -361,7 +364,6 @@ export class SegmentWriter {
       writeFully(spare.file, header, 0, SEGMENT_HEADER_BYTES, 0),
       old && this.seal(old.seg, old.file).then(() => old.file.close()),
     ])
-    this.prepareSpare()
     this.hooks.rotated()
   }
 

@@ -78,6 +78,31 @@ describe('openSlot: append, replay, ack, reopen', () => {
     await slot.close()
   })
 
+  it('makes the next spare only once the batch that took the last one is durable, not during its sync', async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const ops: string[] = []
+    io.fault = (op, file) => {
+      ops.push(`${op} ${path.basename(file)}`)
+      return undefined
+    }
+    const slot = await openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 8 * 4096, io })
+    // One batch: it starts segment 1 from the spare made at open.
+    await appendAll(
+      slot,
+      Array.from({ length: 10 }, (_, i) => payload(i, 100)),
+    )
+    const nextSpare = 'open sf-0000000000000002.sfa.tmp'
+    for (let i = 0; i < 100 && !ops.includes(nextSpare); i++) await new Promise((r) => setTimeout(r, 10))
+    // The handle keeps the name segment 1's file was opened under, before its rename.
+    const batchWrite = ops.indexOf('writev sf-0000000000000001.sfa.tmp')
+    const batchSync = ops.indexOf('datasync sf-0000000000000001.sfa.tmp', batchWrite)
+    expect(batchWrite).toBeGreaterThan(-1)
+    expect(batchSync).toBeGreaterThan(batchWrite)
+    expect(ops.indexOf(nextSpare)).toBeGreaterThan(batchSync)
+    await slot.close()
+  })
+
   it('recycles a trimmed segment as the next spare: same blocks, header blanked, renamed', async () => {
     const sfDir = await tmpSfDir()
     const slot = await openSlot({ sfDir, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096 })
