@@ -14,9 +14,14 @@
  * statement, the strictest limit, with its whole process shown beside it. Every load is checked for
  * its row count.
  *
+ * (1) and (2) run SKIPPR_BENCH_E2E_ROUNDS times, each round a skipprd run and its raw limit back to
+ * back, in turns going first; a ratio is taken within each round and the median counts, with the
+ * range beside it. One pair alone moves by ±10% with the load of a shared machine.
+ *
  * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
  * Run:  pnpm --filter @skippr/bench e2e
  * Env:  SKIPPR_BENCH_E2E_ROWS  rows in the file (default 1,000,000)
+ *       SKIPPR_BENCH_E2E_ROUNDS rounds of (1) and (2) (default 3)
  *       SKIPPR_BENCH_PROFILE   1: run skipprd under `node --cpu-prof` and print its top functions
  *                              (slows it down: the ratios are then not the benchmark's)
  *       SKIPPR_BENCH_DIR       where the temporary data goes (default: the OS temp dir)
@@ -35,11 +40,12 @@ import { stringify } from 'yaml'
 import { topSelfTimes } from './lib/cpu-profile.js'
 import { countRows, freshSchema, PG_URL, psqlCopy } from './lib/postgres.js'
 import { ensureOk, type Measured, measure } from './lib/process.js'
-import { formatRate, machineLine, median, rowsPerSecond, table } from './lib/report.js'
+import { formatRate, machineLine, median, table } from './lib/report.js'
 import { defaultsEnv, skipprdCli } from './lib/skipprd.js'
 
 const ROWS = Number(process.env.SKIPPR_BENCH_E2E_ROWS ?? 1_000_000)
 const PROFILE = process.env.SKIPPR_BENCH_PROFILE === '1'
+const ROUNDS = Number(process.env.SKIPPR_BENCH_E2E_ROUNDS ?? 3)
 const STARTS = 10
 const MB = 1024 * 1024
 const TARGET = { postgres: 0.8, duckdb: 0.5, rssMb: 300, helpMs: 150 }
@@ -54,7 +60,7 @@ const cli = skipprdCli()
 const dir = await mkdtemp(path.join(process.env.SKIPPR_BENCH_DIR ?? os.tmpdir(), 'skippr-bench-e2e-'))
 const csv = path.join(dir, 'rentals.csv')
 
-/** `skipprd sync --pipeline e2e --once` of the CSV into `sink`, from its own working dir. */
+/** `skipprd sync --pipeline e2e --once` of the CSV into `sink`, from a new working dir `name`. */
 async function syncOnce(name: string, sink: object, env: Record<string, string> = {}): Promise<SkipprdRun> {
   const workDir = path.join(dir, name)
   await mkdir(workDir)
@@ -95,7 +101,17 @@ async function printProfile(name: string, profileDir: string): Promise<void> {
     console.log(`  ${(share * 100).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(6)} ms  ${fn}`)
 }
 
-async function postgres(): Promise<{ psql: Measured; skipprd: SkipprdRun }> {
+/** Runs `a` and `b` one after the other, `b` first in odd rounds: neither always gets the warmer machine. */
+async function inTurn<A, B>(round: number, a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]> {
+  if (round % 2 === 0) {
+    const first = await a()
+    return [first, await b()]
+  }
+  const second = await b()
+  return [await a(), second]
+}
+
+async function postgres(round: number): Promise<{ psql: Measured; skipprd: SkipprdRun }> {
   const schema = await freshSchema('skippr_bench_e2e')
   try {
     // The \copy table is made by the sink's own DDL from the File source's own inference, so it is
@@ -107,11 +123,15 @@ async function postgres(): Promise<{ psql: Measured; skipprd: SkipprdRun }> {
     const sink = new PostgresSink({ connection_string: PG_URL, schema: schema.name }, silentLogger)
     await sink.prepare({ ...inferred!, namespace: 'psql_rentals' })
     await sink.close()
-    const psql = await psqlCopy(`"${schema.name}"."psql_rentals"`, csv, true)
-    const skipprd = await syncOnce(
-      'postgres',
-      { Postgres: { connection_string: `\${${PG_URL_VARIABLE}}`, schema: schema.name } },
-      { [PG_URL_VARIABLE]: PG_URL },
+    const [psql, skipprd] = await inTurn(
+      round,
+      () => psqlCopy(`"${schema.name}"."psql_rentals"`, csv, true),
+      () =>
+        syncOnce(
+          `postgres-${round}`,
+          { Postgres: { connection_string: `\${${PG_URL_VARIABLE}}`, schema: schema.name } },
+          { [PG_URL_VARIABLE]: PG_URL },
+        ),
     )
     for (const t of ['psql_rentals', 'rentals']) {
       const landed = await countRows(schema.client, `"${schema.name}"."${t}"`)
@@ -123,22 +143,31 @@ async function postgres(): Promise<{ psql: Measured; skipprd: SkipprdRun }> {
   }
 }
 
-async function duckdb(): Promise<{ readCsv: Measured & { statementMs: number }; skipprd: SkipprdRun }> {
+type ReadCsvRun = Measured & { statementMs: number }
+
+async function duckdb(round: number): Promise<{ readCsv: ReadCsvRun; skipprd: SkipprdRun }> {
   const script = fileURLToPath(new URL('lib/read-csv.mjs', import.meta.url))
-  const baseline = ensureOk(
-    'read_csv',
-    await measure(process.execPath, [script, path.join(dir, 'baseline.duckdb'), csv]),
+  const name = `duckdb-${round}`
+  const [readCsv, skipprd] = await inTurn(
+    round,
+    async (): Promise<ReadCsvRun> => {
+      const baseline = ensureOk(
+        'read_csv',
+        await measure(process.execPath, [script, path.join(dir, `baseline-${round}.duckdb`), csv]),
+      )
+      const { ms: statementMs, rows } = JSON.parse(baseline.stdout) as { ms: number; rows: number }
+      if (rows !== ROWS) throw new Error(`DuckDB read_csv: ${rows} rows, expected ${ROWS}`)
+      return { ...baseline, statementMs }
+    },
+    () => syncOnce(name, { Duckdb: { path: './warehouse.duckdb' } }),
   )
-  const { ms: statementMs, rows } = JSON.parse(baseline.stdout) as { ms: number; rows: number }
-  if (rows !== ROWS) throw new Error(`DuckDB read_csv: ${rows} rows, expected ${ROWS}`)
-  const skipprd = await syncOnce('duckdb', { Duckdb: { path: './warehouse.duckdb' } })
-  const instance = await DuckDBInstance.create(path.join(dir, 'duckdb', 'warehouse.duckdb'))
+  const instance = await DuckDBInstance.create(path.join(dir, name, 'warehouse.duckdb'))
   const connection = await instance.connect()
   const landed = Number((await connection.runAndReadAll('SELECT count(*) FROM rentals')).getRows()[0]?.[0])
   connection.closeSync()
   instance.closeSync()
   if (landed !== ROWS) throw new Error(`DuckDB rentals: ${landed} rows, expected ${ROWS}`)
-  return { readCsv: { ...baseline, statementMs }, skipprd }
+  return { readCsv, skipprd }
 }
 
 async function startup(): Promise<{ helpMs: number; nodeMs: number }> {
@@ -152,6 +181,13 @@ async function startup(): Promise<{ helpMs: number; nodeMs: number }> {
 
 const verdict = (ok: boolean) => (ok ? 'yes' : 'NO')
 
+/** The median ratio of the rounds, with their range. */
+function ratioCell(ratios: readonly number[]): string {
+  const range =
+    ratios.length > 1 ? ` (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` : ''
+  return `${median(ratios).toFixed(2)}×${range}`
+}
+
 try {
   console.log(machineLine('skipprd e2e bench'))
   let started = performance.now()
@@ -160,36 +196,50 @@ try {
     `generated ${ROWS.toLocaleString('en')} rows of bikehire CSV in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   )
   started = performance.now()
-  const pg = await postgres()
-  const duck = await duckdb()
+  if (!(ROUNDS >= 1)) throw new Error('SKIPPR_BENCH_E2E_ROUNDS must be at least 1')
+  const pgRounds: Awaited<ReturnType<typeof postgres>>[] = []
+  const duckRounds: Awaited<ReturnType<typeof duckdb>>[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    pgRounds.push(await postgres(round))
+    duckRounds.push(await duckdb(round))
+  }
   const start = await startup()
 
-  const pgRatio = rowsPerSecond(ROWS, pg.skipprd.ms) / rowsPerSecond(ROWS, pg.psql.ms)
-  const duckRatio = rowsPerSecond(ROWS, duck.skipprd.ms) / rowsPerSecond(ROWS, duck.readCsv.statementMs)
-  const rssMb = Math.max(pg.skipprd.peakRss ?? 0, duck.skipprd.peakRss ?? 0) / MB
-  const mb = (run: Measured) => (run.peakRss === undefined ? '?' : `${(run.peakRss / MB).toFixed(0)} MB`)
+  const pgRatios = pgRounds.map((r) => r.psql.ms / r.skipprd.ms)
+  const duckRatios = duckRounds.map((r) => r.readCsv.statementMs / r.skipprd.ms)
+  const pgRatio = median(pgRatios)
+  const duckRatio = median(duckRatios)
+  const ms = (runs: readonly Measured[]) => median(runs.map((run) => run.ms))
+  const syncMs = (runs: readonly SkipprdRun[]) => median(runs.map((run) => run.syncMs))
+  const pgSkipprd = pgRounds.map((r) => r.skipprd)
+  const duckSkipprd = duckRounds.map((r) => r.skipprd)
+  const peak = (runs: readonly Measured[]) => Math.max(...runs.map((run) => run.peakRss ?? 0)) / MB
+  const rssMb = Math.max(peak(pgSkipprd), peak(duckSkipprd))
+  const mb = (runs: readonly Measured[]) =>
+    runs.some((run) => run.peakRss === undefined) ? '?' : `${peak(runs).toFixed(0)} MB`
+  const statementMs = median(duckRounds.map((r) => r.readCsv.statementMs))
   const rows: string[][] = [
     ['part', 'skipprd', 'raw limit', 'ratio', 'target', 'met'],
     [
       '(1) → PostgreSQL',
-      `${formatRate(ROWS, pg.skipprd.ms)} (sync ${formatRate(ROWS, pg.skipprd.syncMs)})`,
-      `psql \\copy ${formatRate(ROWS, pg.psql.ms)}`,
-      `${pgRatio.toFixed(2)}×`,
+      `${formatRate(ROWS, ms(pgSkipprd))} (sync ${formatRate(ROWS, syncMs(pgSkipprd))})`,
+      `psql \\copy ${formatRate(ROWS, ms(pgRounds.map((r) => r.psql)))}`,
+      ratioCell(pgRatios),
       `≥ ${TARGET.postgres}×`,
       verdict(pgRatio >= TARGET.postgres),
     ],
     [
       '(2) → DuckDB',
-      `${formatRate(ROWS, duck.skipprd.ms)} (sync ${formatRate(ROWS, duck.skipprd.syncMs)})`,
-      `read_csv ${formatRate(ROWS, duck.readCsv.statementMs)} (process ${formatRate(ROWS, duck.readCsv.ms)})`,
-      `${duckRatio.toFixed(2)}×`,
+      `${formatRate(ROWS, ms(duckSkipprd))} (sync ${formatRate(ROWS, syncMs(duckSkipprd))})`,
+      `read_csv ${formatRate(ROWS, statementMs)} (process ${formatRate(ROWS, ms(duckRounds.map((r) => r.readCsv)))})`,
+      ratioCell(duckRatios),
       `≥ ${TARGET.duckdb}×`,
       verdict(duckRatio >= TARGET.duckdb),
     ],
     [
       '(3) peak RSS',
-      `${rssMb.toFixed(0)} MB (pg ${mb(pg.skipprd)}, duckdb ${mb(duck.skipprd)})`,
-      `read_csv process ${mb(duck.readCsv)}`,
+      `${rssMb.toFixed(0)} MB (pg ${mb(pgSkipprd)}, duckdb ${mb(duckSkipprd)})`,
+      `read_csv process ${mb(duckRounds.map((r) => r.readCsv))}`,
       '',
       `≤ ${TARGET.rssMb} MB`,
       verdict(rssMb > 0 && rssMb <= TARGET.rssMb),
@@ -205,8 +255,9 @@ try {
   ]
   console.log(`\n${table(rows)}\n`)
   console.log(
-    'skipprd: spawn to exit ("sync": sync_complete\'s elapsed_ms). Ratios are against psql\'s whole process ' +
-      'and the read_csv statement alone (its whole process in brackets).',
+    `skipprd: spawn to exit ("sync": sync_complete's elapsed_ms), medians of ${ROUNDS} rounds. Ratios are the ` +
+      "median of the rounds' ratios (their range in brackets), against psql's whole process and the read_csv " +
+      'statement alone (its whole process in brackets); peak RSS is the highest of all runs.',
   )
   if (PROFILE) console.log("PROFILED: skipprd ran under --cpu-prof, so these ratios are not the benchmark's.")
   console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))
