@@ -160,7 +160,7 @@ describe('secrets', () => {
       'node_modules/@skippr/source-leaky/index.js',
       `export const source = {
         kind: 'source', type: 'Leaky', secretFields: ['token'],
-        config: { safeParse: (data) => ({ success: true, data }) },
+        config: { '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value }) } },
         create: (config, context) => {
           context.logger.info('connecting', { token: config.token, url: 'https://bot:' + config.token + '@api.example/v1' })
           return {

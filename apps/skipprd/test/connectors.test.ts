@@ -24,10 +24,14 @@ beforeEach(async () => {
       type: 'Fixture',
       secretFields: ['password'],
       config: {
-        safeParse: (value) =>
-          typeof value.rows === 'number'
-            ? { success: true, data: value }
-            : { success: false, error: { issues: [{ code: 'custom', path: ['rows'], message: 'rows must be a number' }] } },
+        '~standard': {
+          version: 1,
+          vendor: 'fixture',
+          validate: (value) =>
+            typeof value.rows === 'number'
+              ? { value }
+              : { issues: [{ path: ['rows'], message: 'rows must be a number' }] },
+        },
       },
       create: () => { throw new Error('not used') },
     }\n`,

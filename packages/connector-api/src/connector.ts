@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import type { ConfigSchema } from './config.js'
 import type { Logger } from './logger.js'
 
 /** What the runner hands a connector when it creates one. */
@@ -18,8 +18,11 @@ export interface ConnectorContext {
 export interface ConnectorDefinition<Config> {
   /** The PascalCase type name used in skippr.yml, e.g. `Duckdb`. */
   readonly type: string
-  /** Validates the connector's fields; strict, so unknown keys fail. */
-  readonly config: z.ZodType<Config>
+  /**
+   * Validates the connector's fields; strict, so unknown keys fail. Any Standard Schema validator
+   * will do; our connectors use valibot, whose issues give the most precise messages.
+   */
+  readonly config: ConfigSchema<Config>
   /** Fields that hold credentials: must be `${NAME}` references, never plaintext, never logged. */
   readonly secretFields?: readonly string[]
 }

@@ -1,9 +1,16 @@
 import { RECORD_FORMATS } from '@skippr/connector-api'
-import { z } from 'zod'
+import * as v from 'valibot'
 
-export const fileConfig = z.strictObject({
-  path: z.string().min(1).describe('The output directory, relative to skippr.yml; created if missing'),
-  format: z.enum(RECORD_FORMATS).describe('The output files: jsonl (JSON lines) or csv (with a header row)'),
+export const fileConfig = v.strictObject({
+  path: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description('The output directory, relative to skippr.yml; created if missing'),
+  ),
+  format: v.pipe(
+    v.picklist(RECORD_FORMATS),
+    v.description('The output files: jsonl (JSON lines) or csv (with a header row)'),
+  ),
 })
 
-export type FileConfig = z.infer<typeof fileConfig>
+export type FileConfig = v.InferOutput<typeof fileConfig>

@@ -1,6 +1,7 @@
 import type { Guarantee, Logger, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import { alreadyLanded, cannotLand, describeTarget, landed, retryLater } from '@skippr/connector-api'
 import type pg from 'pg'
+import { parse } from 'valibot'
 import { breaksConnection, classify, outcomeOf } from './classify.js'
 import { type PostgresSinkConfig, type PostgresSinkOptions, postgresSinkConfig } from './config.js'
 import { createPool } from './connection.js'
@@ -32,7 +33,7 @@ export class PostgresSink implements Sink {
     config: PostgresSinkOptions,
     private readonly logger: Logger,
   ) {
-    this.config = postgresSinkConfig.parse(config)
+    this.config = parse(postgresSinkConfig, config)
     this.concurrentWrites = this.config.concurrent_writes
     // One more connection than writes, so prepare() never waits for a write to finish.
     this.pool = createPool(config.connection_string, this.concurrentWrites + 1)

@@ -1,5 +1,5 @@
-import { FIELD_TYPES } from '@skippr/connector-api'
-import { z } from 'zod'
+import { crossFieldCheck, FIELD_TYPES, type FieldProblem } from '@skippr/connector-api'
+import * as v from 'valibot'
 import { defaultNamespace } from './match.js'
 
 /**
@@ -8,69 +8,86 @@ import { defaultNamespace } from './match.js'
  */
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024
 
-const field = z.strictObject({
-  name: z.string().min(1).describe('Column name (CSV: as in the header row) or JSON key.'),
-  type: z
-    .enum(FIELD_TYPES)
-    .describe('Field type: string, int, long, double, boolean, date, timestamp or json.'),
-  nullable: z.boolean().optional().describe('Whether the field may be null (default true).'),
+const field = v.strictObject({
+  name: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description('Column name (CSV: as in the header row) or JSON key.'),
+  ),
+  type: v.pipe(
+    v.picklist(FIELD_TYPES),
+    v.description('Field type: string, int, long, double, boolean, date, timestamp or json.'),
+  ),
+  nullable: v.optional(v.pipe(v.boolean(), v.description('Whether the field may be null (default true).'))),
 })
 
-export const fileConfig = z
-  .strictObject({
-    path: z
-      .string()
-      .min(1)
-      .describe(
+export const fileConfig = v.pipe(
+  v.strictObject({
+    path: v.pipe(
+      v.string(),
+      v.minLength(1),
+      v.description(
         'A file or a glob (`data/*.csv`, `logs/**/*.jsonl`), relative to the directory of skippr.yml.',
       ),
-    format: z.enum(['csv', 'jsonl']).describe('`csv` (RFC 4180) or `jsonl` (one JSON object per line).'),
-    header: z
-      .boolean()
-      .optional()
-      .describe('CSV only: whether the first row of each file names the columns (default true).'),
-    namespace: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'Namespace (table) for the rows of every matched file (default: the file name without extension).',
+    ),
+    format: v.pipe(
+      v.picklist(['csv', 'jsonl']),
+      v.description('`csv` (RFC 4180) or `jsonl` (one JSON object per line).'),
+    ),
+    header: v.optional(
+      v.pipe(
+        v.boolean(),
+        v.description('CSV only: whether the first row of each file names the columns (default true).'),
       ),
-    schema: z
-      .array(field)
-      .min(1)
-      .optional()
-      .describe(
-        'Fields in column order; replaces type inference. CSV headers must list the same names in order.',
+    ),
+    namespace: v.optional(
+      v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.description(
+          'Namespace (table) for the rows of every matched file (default: the file name without extension).',
+        ),
       ),
-    chunk_bytes: z
-      .number()
-      .int()
-      .min(4096)
-      .max(256 * 1024 * 1024)
-      .optional()
-      .describe(
-        `Bytes read per block; a chunk holds the whole records of one block (default ${DEFAULT_CHUNK_BYTES}).`,
+    ),
+    schema: v.optional(
+      v.pipe(
+        v.array(field),
+        v.minLength(1),
+        v.description(
+          'Fields in column order; replaces type inference. CSV headers must list the same names in order.',
+        ),
       ),
-  })
-  .superRefine((config, ctx) => {
-    if (config.format === 'jsonl' && config.header !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['header'], message: 'header applies to csv only: remove it' })
-    }
+    ),
+    chunk_bytes: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer(),
+        v.minValue(4096),
+        v.maxValue(256 * 1024 * 1024),
+        v.description(
+          `Bytes read per block; a chunk holds the whole records of one block (default ${DEFAULT_CHUNK_BYTES}).`,
+        ),
+      ),
+    ),
+  }),
+  crossFieldCheck((config) => {
+    const problems: FieldProblem[] = []
+    if (config.format === 'jsonl' && config.header !== undefined)
+      problems.push({ path: ['header'], message: 'header applies to csv only: remove it' })
     if (config.namespace === undefined && defaultNamespace(config.path) === undefined) {
-      ctx.addIssue({
-        code: 'custom',
+      problems.push({
         path: ['namespace'],
         message: `no namespace can be derived from the path ${config.path}: set namespace`,
       })
     }
     const names = new Set<string>()
     for (const [i, f] of (config.schema ?? []).entries()) {
-      if (names.has(f.name)) {
-        ctx.addIssue({ code: 'custom', path: ['schema', i, 'name'], message: `duplicate field ${f.name}` })
-      }
+      if (names.has(f.name))
+        problems.push({ path: ['schema', i, 'name'], message: `duplicate field ${f.name}` })
       names.add(f.name)
     }
-  })
+    return problems
+  }),
+)
 
-export type FileConfig = z.infer<typeof fileConfig>
+export type FileConfig = v.InferOutput<typeof fileConfig>

@@ -1,27 +1,24 @@
-/** Turns the first zod issue in skippr.yml into one line: file, dotted path, problem, fix. */
-import { ConfigError } from '@skippr/connector-api'
-import type { z } from 'zod'
+/** Turns the first validation issue in skippr.yml into one line: file, dotted path, problem, fix. */
+import { ConfigError, configProblem } from '@skippr/connector-api'
+import type { BaseIssue } from 'valibot'
 import { fileSchema, pipelineSchema, skipprSectionSchema } from './schema.js'
 
-export function issueToError(issue: z.core.$ZodIssue | undefined, file: string): ConfigError {
+export function issueToError(issue: BaseIssue<unknown> | undefined, file: string): ConfigError {
   if (!issue) return new ConfigError(`${file}: invalid configuration`)
-  const path = issue.path.map(String)
+  const { path, message, unknownKey } = configProblem(issue)
   const where = path.length > 0 ? `${file}: ${path.join('.')}` : file
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0] ?? ''
-    const guess = closest(key, knownKeysAt(path))
+  if (unknownKey !== undefined) {
+    const guess = closest(unknownKey, knownKeysAt(path))
     const hint = guess ? ` (did you mean ${guess}?)` : ''
-    return new ConfigError(
-      `${where}: unknown key ${issue.keys.join(', ')}: remove it or check its spelling${hint}`,
-    )
+    return new ConfigError(`${where}: unknown key ${unknownKey}: remove it or check its spelling${hint}`)
   }
-  return new ConfigError(`${where}: ${issue.message.replace(/^Invalid input: /, '')}`)
+  return new ConfigError(`${where}: ${message}`)
 }
 
 function knownKeysAt(path: readonly string[]): string[] {
-  if (path.length === 0) return Object.keys(fileSchema.shape)
-  if (path[0] === 'pipelines' && path.length === 2) return Object.keys(pipelineSchema.shape)
-  if (path[0] === 'skippr' && path.length === 1) return Object.keys(skipprSectionSchema.shape)
+  if (path.length === 0) return Object.keys(fileSchema.entries)
+  if (path[0] === 'pipelines' && path.length === 2) return Object.keys(pipelineSchema.entries)
+  if (path[0] === 'skippr' && path.length === 1) return Object.keys(skipprSectionSchema.entries)
   if (path[0] === 'skippr' && path[1] === 'store') return ['type', 'name']
   return []
 }

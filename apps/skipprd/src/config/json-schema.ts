@@ -1,13 +1,18 @@
 /**
- * The JSON Schema of skippr.yml, for editor completion: the file's structure from its zod schema,
- * and under `data_sources` / `data_sinks` one alternative per connector type with that connector's
- * own fields (`z.toJSONSchema` of its config schema). Secret fields accept only `${NAME}`.
+ * The JSON Schema of skippr.yml, for editor completion: the file's structure from its valibot
+ * schema, and under `data_sources` / `data_sinks` one alternative per connector type with that
+ * connector's own fields (`toJsonSchema` of its config schema). Secret fields accept only `${NAME}`.
+ * Checks across fields have no JSON Schema form and are left out: the editor catches less than
+ * skipprd does, never more.
  */
 import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
-import { z } from 'zod'
+import { toJsonSchema } from '@valibot/to-json-schema'
+import type { GenericSchema } from 'valibot'
 import { fileSchema } from './schema.js'
 
 type JsonSchema = Record<string, unknown>
+
+const JSON_SCHEMA_OPTIONS = { typeMode: 'input', errorMode: 'ignore' } as const
 
 const REFERENCE_PATTERN = '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$'
 
@@ -15,7 +20,7 @@ export function configJsonSchema(
   sources: readonly SourceDefinition[],
   sinks: readonly SinkDefinition[],
 ): JsonSchema {
-  const schema = z.toJSONSchema(fileSchema, { io: 'input' }) as JsonSchema
+  const schema = toJsonSchema(fileSchema, JSON_SCHEMA_OPTIONS) as JsonSchema
   const properties = schema.properties as Record<string, JsonSchema>
   for (const section of ['data_sources', 'data_sinks'] as const) {
     properties[section] = {
@@ -54,7 +59,10 @@ function entrySchema(
 }
 
 function connectorSchema(definition: SourceDefinition | SinkDefinition): JsonSchema {
-  const { $schema: _, ...schema } = z.toJSONSchema(definition.config, { io: 'input' }) as JsonSchema
+  // Field completion for connectors whose schema is valibot's; any other validator's fields go unchecked.
+  if (definition.config['~standard'].vendor !== 'valibot') return { type: 'object' }
+  const config = definition.config as unknown as GenericSchema
+  const { $schema: _, ...schema } = toJsonSchema(config, JSON_SCHEMA_OPTIONS) as JsonSchema
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>
   for (const field of definition.secretFields ?? []) {
     properties[field] = {

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
+import { safeParse } from 'valibot'
 import { type Document, parseDocument } from 'yaml'
 import { ConfigNotFoundError } from '../errors.js'
 import { loadEnv } from './env.js'
@@ -84,9 +85,9 @@ export function parseYaml(text: string, label: string): Document {
 
 /** Checks the file's shape and cross-references; interpolates everything but connector fields. */
 export function validateStructure(raw: unknown, label: string, env: Env): FileShape {
-  const result = fileSchema.safeParse(raw ?? {})
-  if (!result.success) throw issueToError(result.error.issues[0], label)
-  const data = result.data
+  const result = safeParse(fileSchema, raw ?? {})
+  if (!result.success) throw issueToError(result.issues[0], label)
+  const data = result.output
   const pipelines: NonNullable<FileShape['pipelines']> = {}
   for (const [name, pipeline] of Object.entries(data.pipelines ?? {})) {
     pipelines[name] = interpolate(pipeline, env, label, `pipelines.${name}`).value as typeof pipeline

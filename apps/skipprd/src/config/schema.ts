@@ -2,71 +2,79 @@
  * The shape of skippr.yml, in the vendor's layout. Connector fields are `unknown` here: each
  * connector validates its own with `parseConnectorConfig` once its package is loaded.
  */
-import { z } from 'zod'
+import * as v from 'valibot'
 
 export const SECTIONS = ['data_sources', 'data_sinks'] as const
 export type Section = (typeof SECTIONS)[number]
 
 const NAME = /^[A-Za-z0-9_-]+$/
-const nameKey = z.string().regex(NAME, 'use letters, digits, _ and - only')
+const nameKey = v.pipe(v.string(), v.regex(NAME, 'use letters, digits, _ and - only'))
 
 /** `{ Duckdb: { path: … } }`: exactly one connector type and its fields. */
-export const connectorEntrySchema = z
-  .record(z.string(), z.record(z.string(), z.unknown()).nullable())
-  .refine((entry) => Object.keys(entry).length === 1, {
-    message: 'an entry holds exactly one connector type, e.g. `Duckdb: { path: ./warehouse.duckdb }`',
-  })
+export const connectorEntrySchema = v.pipe(
+  v.record(v.string(), v.nullable(v.record(v.string(), v.unknown()))),
+  v.check(
+    (entry) => Object.keys(entry).length === 1,
+    'an entry holds exactly one connector type, e.g. `Duckdb: { path: ./warehouse.duckdb }`',
+  ),
+)
 
-export const pipelineSchema = z.strictObject({
-  data_source: z.string().describe('The source entry, as data_sources.<name>'),
-  data_sink: z
-    .string()
-    .optional()
-    .describe('The destination entry, as data_sinks.<name>; without it data stays in the WAL'),
-  sync_frequency_seconds: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe('Minimum time between runs when every pipeline is synced (default 900)'),
-  data_dir: z
-    .string()
-    .optional()
-    .describe("The pipeline's local working data (default DATA_DIR, else ./data)"),
-  chaos_mode: z
-    .boolean()
-    .optional()
-    .describe('SIGKILL the process at random points of a sync (testing only)'),
-  buffer_threshold_bytes: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('Flush a batch at this many bytes (overrides BUFFER_THRESHOLD_BYTES)'),
-  buffer_threshold_seconds: z
-    .number()
-    .positive()
-    .optional()
-    .describe('Flush a batch this old (overrides BUFFER_THRESHOLD_SECONDS)'),
+export const pipelineSchema = v.strictObject({
+  data_source: v.pipe(v.string(), v.description('The source entry, as data_sources.<name>')),
+  data_sink: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('The destination entry, as data_sinks.<name>; without it data stays in the WAL'),
+    ),
+  ),
+  sync_frequency_seconds: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(0),
+      v.description('Minimum time between runs when every pipeline is synced (default 900)'),
+    ),
+  ),
+  data_dir: v.optional(
+    v.pipe(v.string(), v.description("The pipeline's local working data (default DATA_DIR, else ./data)")),
+  ),
+  chaos_mode: v.optional(
+    v.pipe(v.boolean(), v.description('SIGKILL the process at random points of a sync (testing only)')),
+  ),
+  buffer_threshold_bytes: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.description('Flush a batch at this many bytes (overrides BUFFER_THRESHOLD_BYTES)'),
+    ),
+  ),
+  buffer_threshold_seconds: v.optional(
+    v.pipe(
+      v.number(),
+      v.gtValue(0),
+      v.description('Flush a batch this old (overrides BUFFER_THRESHOLD_SECONDS)'),
+    ),
+  ),
 })
 
-export const skipprSectionSchema = z.strictObject({
-  workspace: z.string().optional().describe('Namespace for saved state (default "default")'),
-  store: z
-    .strictObject({
-      type: z.string().optional().describe('State store type: sled (embedded, the default)'),
-      name: z.string().optional().describe('Table name for the dynamodb state store'),
-    })
-    .optional(),
-  wal_s3_bucket: z.string().optional().describe('WAL bucket for WAL_STORAGE=s3'),
+export const skipprSectionSchema = v.strictObject({
+  workspace: v.optional(v.pipe(v.string(), v.description('Namespace for saved state (default "default")'))),
+  store: v.optional(
+    v.strictObject({
+      type: v.optional(v.pipe(v.string(), v.description('State store type: sled (embedded, the default)'))),
+      name: v.optional(v.pipe(v.string(), v.description('Table name for the dynamodb state store'))),
+    }),
+  ),
+  wal_s3_bucket: v.optional(v.pipe(v.string(), v.description('WAL bucket for WAL_STORAGE=s3'))),
 })
 
-export const fileSchema = z.strictObject({
-  skippr: skipprSectionSchema.optional(),
-  data_sources: z.record(nameKey, connectorEntrySchema).optional(),
-  data_sinks: z.record(nameKey, connectorEntrySchema).optional(),
-  pipelines: z.record(nameKey, pipelineSchema).optional(),
+export const fileSchema = v.strictObject({
+  skippr: v.optional(skipprSectionSchema),
+  data_sources: v.optional(v.record(nameKey, connectorEntrySchema)),
+  data_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
+  pipelines: v.optional(v.record(nameKey, pipelineSchema)),
 })
 
-export type FileShape = z.infer<typeof fileSchema>
-export type PipelineShape = z.infer<typeof pipelineSchema>
+export type FileShape = v.InferOutput<typeof fileSchema>
+export type PipelineShape = v.InferOutput<typeof pipelineSchema>

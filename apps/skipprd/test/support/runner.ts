@@ -16,7 +16,7 @@ import {
 } from '@skippr/connector-api'
 import { resolveWalSettings } from '@skippr/wal'
 import pino from 'pino'
-import { z } from 'zod'
+import * as v from 'valibot'
 import type { PipelineSettings } from '../../src/config/settings.js'
 import { noChaos } from '../../src/runner/chaos.js'
 import type { SyncEvent } from '../../src/runner/events.js'
@@ -70,14 +70,14 @@ export function harness(dataDir: string, source: () => Source, sink: (() => Sink
   const sourceDefinition: SourceDefinition = {
     kind: 'source',
     type: 'Memory',
-    config: z.strictObject({}),
+    config: v.strictObject({}),
     create: () => source(),
   }
   const sinkDefinition: SinkDefinition | undefined = sink && {
     kind: 'sink',
     type: 'Memory',
     guarantee: 'exactly-once',
-    config: z.strictObject({}),
+    config: v.strictObject({}),
     create: () => sink(),
   }
   return {
