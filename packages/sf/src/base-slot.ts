@@ -7,6 +7,8 @@ import type { SlotLogger } from './logger.js'
 import type { DataLossRange } from './recovery.js'
 
 export type Durability = 'append' | 'periodic' | 'memory'
+/** How a new segment file gets its size: writing zeros (blocks reserved) or as a sparse file. */
+export type Preallocate = 'zeros' | 'sparse'
 
 /**
  * A frame's payload: one buffer, or pieces that are its bytes back to back. Pieces let a caller that

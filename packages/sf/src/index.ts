@@ -31,6 +31,7 @@ export type {
   MemorySlotOptions,
   OpenMode,
   Payload,
+  Preallocate,
   Slot,
   SlotFile,
   SlotFrame,

@@ -4,6 +4,7 @@
  * replay (to stream).
  */
 import path from 'node:path'
+import type { Preallocate } from './base-slot.js'
 import {
   checkFrame,
   decodeSeal,
@@ -98,12 +99,28 @@ export function seek(seg: Segment, index: number): [number, number] {
 }
 
 /**
- * Creates `file` with `bytes` zero bytes and fdatasyncs it. Writing real zeros (not a sparse file)
- * reserves the blocks now, so a later overwrite does not grow the file and syncs faster, and the zeros
- * mark the end of data for recovery. On failure the file is removed.
+ * Creates `file` of `bytes` bytes, all zero, and fdatasyncs it; on failure the file is removed.
+ * `zeros` writes them: the blocks are reserved now, so a full disk shows here and not in an append, and
+ * a later overwrite syncs no allocation. `sparse` only sets the size (one zero byte written at the end):
+ * nothing to write or sync now, and the file still reads as zeros, the end of data for recovery.
  */
-export function createZeroFilledFile(io: SlotFs, file: string, bytes: number): Promise<SlotFile> {
-  return openZeroed(io, file, 'w+', bytes)
+export async function createSegmentFile(
+  io: SlotFs,
+  file: string,
+  bytes: number,
+  preallocate: Preallocate,
+): Promise<SlotFile> {
+  if (preallocate === 'zeros') return openZeroed(io, file, 'w+', bytes)
+  const f = await io.open(file, 'w+')
+  try {
+    await writeFully(f, new Uint8Array(1), 0, 1, bytes - 1)
+    await f.datasync()
+    return f
+  } catch (e) {
+    await f.close().catch(() => {})
+    await io.unlink(file).catch(() => {})
+    throw e
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * them over the network (the skipprd WAL). Importing it does not load the sender, the receiver or `ws`,
  * which makes start-up of such a program measurably shorter. The main entry re-exports all of it.
  */
-export type { Durability, Payload, Slot, SlotFrame, SlotStats } from './base-slot.js'
+export type { Durability, Payload, Preallocate, Slot, SlotFrame, SlotStats } from './base-slot.js'
 export {
   AckOutOfRangeError,
   CorruptFrameError,

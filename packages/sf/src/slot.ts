@@ -29,7 +29,8 @@
  *     fdatasync runs share the next one (group commit, writer.ts).
  *  7. After a failed write or fdatasync the slot stops (fail-stop): the page cache can no longer be trusted
  *     to match the disk, so only reopening (recovery) may continue. Disk full while creating a segment is
- *     the exception: nothing was written, the appends fail with SF_DISK_FULL and the slot carries on.
+ *     the exception: nothing was written, the appends fail with SF_DISK_FULL and the slot carries on. With
+ *     `preallocate: 'sparse'` a full disk shows in a write instead, and stops the slot.
  *  8. A seal (frame count and end) is written only into a segment that gets no more frames, after its
  *     frames are durable (invariant 3), and a sealed segment is never appended to. So a valid seal states
  *     exactly what the segment held when it was sealed.
@@ -50,6 +51,7 @@ import {
   type Durability,
   type FULL,
   type Payload,
+  type Preallocate,
   type Slot,
   type SlotFrame,
   type SlotStats,
@@ -80,6 +82,14 @@ export interface SlotOptions {
   appendDeadlineMs?: number
   /** Default 'append'. */
   durability?: Durability
+  /**
+   * How a new segment file is made. 'zeros' (default) writes its zeros and syncs them: the space is
+   * reserved, so a full disk fails appends cleanly with SF_DISK_FULL while the slot carries on
+   * (invariant 7). 'sparse' only sets its size: no write or sync of a segment's worth of zeros per new
+   * segment, but a full disk then fails an append's write (SF_DISK_FULL too) and stops the slot, as any
+   * failed write does. Reused segment files are allocated already either way.
+   */
+  preallocate?: Preallocate
   /** fdatasync period in 'periodic' mode. Default 1000 ms. */
   syncIntervalMs?: number
   logger?: SlotLogger
@@ -99,6 +109,7 @@ interface Settings {
   segmentBytes: number
   maxTotalBytes: number
   maxSegments: number
+  preallocate: Preallocate
   syncIntervalMs: number
   io: SlotFs
   logger: SlotLogger
@@ -145,12 +156,17 @@ function settings(o: SlotOptions): Settings {
   if (!['append', 'periodic', 'memory'].includes(durability)) {
     throw new SlotOptionError('durability', `"${durability}" must be append, periodic or memory`)
   }
+  const preallocate = o.preallocate ?? 'zeros'
+  if (!['zeros', 'sparse'].includes(preallocate)) {
+    throw new SlotOptionError('preallocate', `"${preallocate}" must be zeros or sparse`)
+  }
   return {
     dir: path.resolve(o.sfDir, senderId),
     durability,
     segmentBytes,
     maxTotalBytes,
     maxSegments: Math.floor(maxTotalBytes / segmentBytes),
+    preallocate,
     syncIntervalMs: o.syncIntervalMs ?? 1000,
     io: o.io ?? nodeFs,
     logger: o.logger ?? defaultLogger,

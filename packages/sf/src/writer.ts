@@ -12,7 +12,7 @@
  * segment a frame lands in.
  */
 import path from 'node:path'
-import type { Durability, Payload } from './base-slot.js'
+import type { Durability, Payload, Preallocate } from './base-slot.js'
 import { FULL, payloadLength } from './base-slot.js'
 import { Batch, type Waiter } from './batch.js'
 import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
@@ -27,7 +27,7 @@ import {
 import { errorCode, type SlotFile, type SlotFs, writeFully, writevFully } from './io.js'
 import {
   blankSegmentFile,
-  createZeroFilledFile,
+  createSegmentFile,
   dirtyExtent,
   newSegment,
   noteFrame,
@@ -42,6 +42,7 @@ export interface WriterSettings {
   durability: Durability
   segmentBytes: number
   maxSegments: number
+  preallocate: Preallocate
   io: SlotFs
 }
 
@@ -406,7 +407,7 @@ export class SegmentWriter {
 
   /**
    * Prepares the next segment in the background while there is room for it (invariant 5): a retired
-   * file with a blank header, or else a new zero-filled file.
+   * file with a blank header, or else a new file (zero-filled, or sparse: `preallocate`).
    */
   private prepareSpare(): void {
     if (this.spare || this.stopped) return
@@ -435,7 +436,7 @@ export class SegmentWriter {
   }
 
   /**
-   * Makes a spare from a retired file (header zeroed) or a new zero-filled `<gen>.tmp`, then gives it its
+   * Makes a spare from a retired file (header zeroed) or a new `<gen>.tmp`, then gives it its
    * segment name durably. A spare's header is blank under its final name, so activating it costs only the
    * header and frame writes and their fdatasync; recovery recognises a blank header as an unused spare.
    */
@@ -443,7 +444,7 @@ export class SegmentWriter {
     const tmp = reuse ? this.path(reuse.name) : this.tmpPath(gen)
     const file = reuse
       ? await blankSegmentFile(this.s.io, tmp)
-      : await createZeroFilledFile(this.s.io, tmp, this.s.segmentBytes)
+      : await createSegmentFile(this.s.io, tmp, this.s.segmentBytes, this.s.preallocate)
     try {
       await this.s.io.rename(tmp, this.path(segmentFileName(gen)))
       await this.s.io.syncDir(this.s.dir)

@@ -1,15 +1,9 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { encodeFrame, encodeSeal, encodeSegmentHeader, frameSalt } from '../src/format.js'
 import { nodeFs, writeFully } from '../src/io.js'
-import {
-  blankSegmentFile,
-  createZeroFilledFile,
-  FRAME_END,
-  FrameReader,
-  scanSegment,
-} from '../src/segment.js'
+import { blankSegmentFile, createSegmentFile, FRAME_END, FrameReader, scanSegment } from '../src/segment.js'
 import { payload, tmpSfDir } from './support/helpers.js'
 
 const SALT_1 = frameSalt(1n)
@@ -24,7 +18,7 @@ async function segmentFile(
 ) {
   const dir = await tmpSfDir()
   const name = path.join(dir, 'sf-0000000000000001.sfa')
-  const file = await createZeroFilledFile(nodeFs, name, size)
+  const file = await createSegmentFile(nodeFs, name, size, 'zeros')
   let at = 0
   for (const b of [encodeSegmentHeader(1n, 0, options.staleEnd), ...frames, ...(tail ? [tail] : [])]) {
     await writeFully(file, b, 0, b.length, at)
@@ -33,15 +27,31 @@ async function segmentFile(
   return { dir, file }
 }
 
-describe('createZeroFilledFile', () => {
-  it('makes a file of real zero bytes of the given size', async () => {
-    const dir = await tmpSfDir()
-    const f = await createZeroFilledFile(nodeFs, path.join(dir, 'x'), 3 * 1024 * 1024 + 5)
-    expect(await f.size()).toBe(3 * 1024 * 1024 + 5)
+describe('createSegmentFile', () => {
+  const SIZE = 3 * 1024 * 1024 + 5
+
+  /** The file's size, whether bytes deep inside read as zeros, and the bytes it has on disk. */
+  async function made(preallocate: 'zeros' | 'sparse') {
+    const file = path.join(await tmpSfDir(), 'x')
+    const f = await createSegmentFile(nodeFs, file, SIZE, preallocate)
+    const size = await f.size()
     const b = Buffer.alloc(100)
     await f.read(b, 0, 100, 2 * 1024 * 1024)
-    expect(b.every((x) => x === 0)).toBe(true)
     await f.close()
+    return { size, zeros: b.every((x) => x === 0), allocated: (await stat(file)).blocks * 512 }
+  }
+
+  it('zeros: makes a file of real zero bytes of the given size', async () => {
+    const { size, zeros, allocated } = await made('zeros')
+    expect(size).toBe(SIZE)
+    expect(zeros).toBe(true)
+    expect(allocated).toBeGreaterThanOrEqual(SIZE)
+  })
+  it('sparse: makes a file of the given size that reads as zeros, without writing them', async () => {
+    const { size, zeros, allocated } = await made('sparse')
+    expect(size).toBe(SIZE)
+    expect(zeros).toBe(true)
+    expect(allocated).toBeLessThan(64 * 1024)
   })
 })
 

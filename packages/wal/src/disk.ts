@@ -29,9 +29,14 @@ export async function openDiskBackend(options: BackendOptions): Promise<WalBacke
       senderId,
       maxSegmentBytes: options.bytesPerFile,
       // The WAL holds what the destination has not landed yet, however much that is; a full disk fails
-      // the commit (SF_DISK_FULL) and the source position stays behind it.
+      // the commit and the source position stays behind it.
       maxTotalBytes: Number.MAX_SAFE_INTEGER,
       durability: 'append',
+      // A WAL starts empty on every run (a drained WAL leaves no files), so each batch of a run would
+      // otherwise first zero-fill a new file of its own size and sync it: as many bytes again to the
+      // disk. Sparse files skip that; a full disk then fails the commit in its write (still
+      // SF_DISK_FULL) and stops the slot instead of leaving it usable, and the next run recovers it.
+      preallocate: 'sparse',
     })
   return new DiskBackend(sfDir, senderId, options.bytesPerFile, await open(), open)
 }

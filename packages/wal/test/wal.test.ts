@@ -87,6 +87,25 @@ describe('openWal (disk)', () => {
     expect(await wal.resumeOffset()).toEqual({ k: 12 })
   })
 
+  it('makes WAL files sparse: a file takes on disk what its batches hold, not its whole size', async () => {
+    const positions = filePositions(positionsFile())
+    const fileBytes = 4 << 20
+    const wal = await openWal({ pipeline: 'bikehire', dataDir, bytesPerFile: fileBytes, positions })
+    opened.push(wal)
+    const body = Buffer.alloc(100_000, 0x61)
+    body[body.length - 1] = 10
+    await wal.commit({
+      offset: 'a',
+      parts: [{ namespace: 'n', schemaVersion: 1, format: 'csv', rows: 1, body }],
+    })
+    const dir = path.join(dataDir, 'wal', slotName('bikehire'))
+    for (const name of await segmentFiles()) {
+      const { size, blocks } = await fsp.stat(path.join(dir, name))
+      expect(size).toBe(fileBytes)
+      expect(blocks * 512).toBeLessThan(1 << 20)
+    }
+  })
+
   it('commits a batch larger than a WAL file across several files, and reads it back whole', async () => {
     const wal = await open()
     const body = Buffer.alloc(5 * SMALL_FILE_BYTES + 123, 0x61)
