@@ -104,23 +104,15 @@ export function seek(seg: Segment, index: number): [number, number] {
  * a later overwrite syncs no allocation. `sparse` only sets the size (one zero byte written at the end):
  * nothing to write or sync now, and the file still reads as zeros, the end of data for recovery.
  */
-export async function createSegmentFile(
+export function createSegmentFile(
   io: SlotFs,
   file: string,
   bytes: number,
   preallocate: Preallocate,
 ): Promise<SlotFile> {
-  if (preallocate === 'zeros') return openZeroed(io, file, 'w+', bytes)
-  const f = await io.open(file, 'w+')
-  try {
-    await writeFully(f, new Uint8Array(1), 0, 1, bytes - 1)
-    await f.datasync()
-    return f
-  } catch (e) {
-    await f.close().catch(() => {})
-    await io.unlink(file).catch(() => {})
-    throw e
-  }
+  return prepared(io, file, 'w+', (f) =>
+    preallocate === 'zeros' ? writeZeros(f, 0, bytes) : writeFully(f, new Uint8Array(1), 0, 1, bytes - 1),
+  )
 }
 
 /**
@@ -129,14 +121,19 @@ export async function createSegmentFile(
  * failure the file is removed.
  */
 export function blankSegmentFile(io: SlotFs, file: string): Promise<SlotFile> {
-  return openZeroed(io, file, 'r+', SEGMENT_HEADER_BYTES)
+  return prepared(io, file, 'r+', (f) => writeZeros(f, 0, SEGMENT_HEADER_BYTES))
 }
 
-/** Opens `file`, zeroes its first `bytes` and fdatasyncs it; removes the file on failure. */
-async function openZeroed(io: SlotFs, file: string, mode: 'w+' | 'r+', bytes: number): Promise<SlotFile> {
+/** Opens `file`, writes to it with `fill` and fdatasyncs it; removes the file on failure. */
+async function prepared(
+  io: SlotFs,
+  file: string,
+  mode: 'w+' | 'r+',
+  fill: (f: SlotFile) => Promise<void>,
+): Promise<SlotFile> {
   const f = await io.open(file, mode)
   try {
-    await writeZeros(f, 0, bytes)
+    await fill(f)
     await f.datasync()
     return f
   } catch (e) {
