@@ -1,10 +1,10 @@
-import { copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { IN_PLACE_BYTES } from '../src/batch.js'
 import { openSlot } from '../src/slot.js'
 import { FaultyFs } from './support/faulty-fs.js'
-import { appendAll, captureLogger, collect, payload, tmpSfDir } from './support/helpers.js'
+import { appendAll, captureLogger, collect, crashCopy, payload, tmpSfDir } from './support/helpers.js'
 
 const small = { maxSegmentBytes: 4096, maxTotalBytes: 64 * 4096 }
 
@@ -145,8 +145,7 @@ describe('openSlot: append, replay, ack, reopen', () => {
     const reusedFrom = await readFile(path.join(dir, 'sf-0000000000000003.sfa'))
     expect(reusedFrom.subarray(32 + 2 * 108, 32 + 3 * 108).some((b) => b !== 0)).toBe(true) // old frame 3
     // A crash now: copy the durable files while the slot still runs, and open the copy.
-    const crashed = await tmpSfDir()
-    await cp(dir, path.join(crashed, 'default'), { recursive: true, filter: (f) => !f.includes('.lock') })
+    const crashed = await crashCopy(dir)
     const logger = captureLogger()
     const after = await openSlot({ sfDir: crashed, maxSegmentBytes: 4096, maxTotalBytes: 2 * 4096, logger })
     const replayed = await collect(after.replay())
@@ -480,17 +479,10 @@ describe("preallocate: 'sparse'", () => {
     // zero-filled one takes its whole 1 MiB (the next test).
     const [, second] = await allocated(dir)
     expect(second).toBeLessThan(600_000)
-    // A crash now: the segment files as they are, the slot still running (its next spare may be
-    // renamed while they are copied: a spare missing from the copy is what a crash before it leaves).
-    const crashed = path.join(await tmpSfDir(), 'default')
-    await mkdir(crashed)
-    for (const name of (await readdir(dir)).filter((n) => n.endsWith('.sfa'))) {
-      await copyFile(path.join(dir, name), path.join(crashed, name)).catch((e) => {
-        if (e.code !== 'ENOENT') throw e
-      })
-    }
+    // A crash now: the segment files as they are, the slot still running.
+    const crashed = await crashCopy(dir)
     const logger = captureLogger()
-    const after = await openSlot({ sfDir: path.dirname(crashed), ...options, logger })
+    const after = await openSlot({ sfDir: crashed, ...options, logger })
     const replayed = await collect(after.replay())
     // Compared as bytes: a deep equality of 1.5 MB would hold the event loop past the lock's heartbeat.
     expect(Buffer.concat(replayed.map((f) => f.payload)).equals(Buffer.concat(frames))).toBe(true)

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach } from 'vitest'
@@ -17,6 +17,23 @@ export async function tmpSfDir(): Promise<string> {
 afterEach(async () => {
   for (const dir of made.splice(0)) await rm(dir, { recursive: true, force: true })
 })
+
+/**
+ * What a crash would leave of the running slot in `slotDir`: its segment files and watermark as they are
+ * now, copied into a new sfDir (returned) under the same sender id (its lock is not copied). A spare renamed while they are copied may be
+ * missing from the copy, as it would be after a crash just before.
+ */
+export async function crashCopy(slotDir: string): Promise<string> {
+  const sfDir = await tmpSfDir()
+  const copy = path.join(sfDir, path.basename(slotDir))
+  await mkdir(copy)
+  for (const name of (await readdir(slotDir)).filter((n) => n.endsWith('.sfa') || n === '.ack-watermark')) {
+    await copyFile(path.join(slotDir, name), path.join(copy, name)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e
+    })
+  }
+  return sfDir
+}
 
 export interface CapturedLogger extends SlotLogger {
   lines: Array<{ level: 'info' | 'warn' | 'error'; message: string }>
