@@ -63,14 +63,7 @@ async function rawBytes(): Promise<void> {
     // the same disk and load, and each the other's background work (the next segment's preparation).
     const time = { sf: noTime(), wal: noTime() }
     const sfDir = await freshDir()
-    const slot = await openSlot({
-      sfDir,
-      senderId: 'raw',
-      maxSegmentBytes: FILE_BYTES,
-      maxTotalBytes: 2 ** 50,
-      // As the WAL makes its files, so that the ratio is the WAL's own cost.
-      preallocate: 'sparse',
-    })
+    const slot = await openRawSlot(sfDir)
     await withWal(async (wal) => {
       const append = async () => addTo(time.sf, await timed(async () => void (await slot.append(part.body))))
       const commit = async (i: number) =>
@@ -97,15 +90,20 @@ async function rawBytes(): Promise<void> {
   }
 }
 
-async function appendRaw(body: Uint8Array, n: number): Promise<void> {
-  const sfDir = await freshDir()
-  const slot = await openSlot({
+/** The raw side: a slot made as the WAL makes its own, so that a ratio is the WAL's own cost. */
+function openRawSlot(sfDir: string) {
+  return openSlot({
     sfDir,
     senderId: 'raw',
     maxSegmentBytes: FILE_BYTES,
     maxTotalBytes: 2 ** 50,
     preallocate: 'sparse',
   })
+}
+
+async function appendRaw(body: Uint8Array, n: number): Promise<void> {
+  const sfDir = await freshDir()
+  const slot = await openRawSlot(sfDir)
   for (let i = 0; i < n; i++) await slot.append(body)
   await slot.close()
   await fsp.rm(sfDir, { recursive: true, force: true })

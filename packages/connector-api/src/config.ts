@@ -45,20 +45,16 @@ export function parseConnectorConfig<C>(
       `${at.file}: ${at.path}: the connector's config schema is asynchronous, which is not supported`,
     )
   if (!result.issues) return result.value
-  const problem = configProblem(result.issues[0])
-  const path = [at.path, ...problem.path].join('.')
-  if (problem.unknownKey !== undefined)
-    throw new ConfigError(
-      `${at.file}: ${path}: unknown key ${problem.unknownKey}: remove it or check its spelling`,
-    )
-  throw new ConfigError(`${at.file}: ${path}: ${problem.message}`)
+  const { path, message } = configProblem(result.issues[0])
+  throw new ConfigError(`${at.file}: ${[at.path, ...path].join('.')}: ${message}`)
 }
 
-/** A validation issue as a path and one phrase; `unknownKey` when a strict object met a key it does not know. */
+/** A validation issue as a path and one phrase, with the fix where there is one. */
 export interface ConfigProblem {
   /** Keys from the validated value down to the value at fault. */
   readonly path: readonly string[]
   readonly message: string
+  /** Set when a strict object met a key it does not know (for a "did you mean" hint). */
   readonly unknownKey?: string
 }
 
@@ -77,8 +73,14 @@ export function configProblem(given: ConfigIssue | undefined): ConfigProblem {
     const inner = configProblem(nested)
     return { ...inner, path: [...path, ...inner.path] }
   }
-  if (issue.type === 'strict_object' && issue.expected === 'never')
-    return { path: path.slice(0, -1), message: issue.message, unknownKey: path.at(-1) ?? '' }
+  if (issue.type === 'strict_object' && issue.expected === 'never') {
+    const key = path.at(-1) ?? ''
+    return {
+      path: path.slice(0, -1),
+      message: `unknown key ${key}: remove it or check its spelling`,
+      unknownKey: key,
+    }
+  }
   if (issue.kind === 'schema' && issue.input === undefined && issue.expected === `"${path.at(-1)}"`)
     return { path, message: 'missing: add it' }
   return { path, message: phrase(issue) }

@@ -7,12 +7,8 @@ export function issueToError(issue: BaseIssue<unknown> | undefined, file: string
   if (!issue) return new ConfigError(`${file}: invalid configuration`)
   const { path, message, unknownKey } = configProblem(issue)
   const where = path.length > 0 ? `${file}: ${path.join('.')}` : file
-  if (unknownKey !== undefined) {
-    const guess = closest(unknownKey, knownKeysAt(path))
-    const hint = guess ? ` (did you mean ${guess}?)` : ''
-    return new ConfigError(`${where}: unknown key ${unknownKey}: remove it or check its spelling${hint}`)
-  }
-  return new ConfigError(`${where}: ${message}`)
+  const guess = unknownKey === undefined ? undefined : closest(unknownKey, knownKeysAt(path))
+  return new ConfigError(`${where}: ${message}${guess ? ` (did you mean ${guess}?)` : ''}`)
 }
 
 function knownKeysAt(path: readonly string[]): string[] {
