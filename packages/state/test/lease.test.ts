@@ -104,9 +104,10 @@ describe('writer lease', () => {
 
   it('lets a lease with no heartbeat for its TTL be taken over, and fences out the old holder', async () => {
     const p = await pipeline()
+    // The TTL runs from the old holder's acquisition: the write in between may take a while on a busy disk.
+    const started = Date.now()
     const old = await p.acquireLease({ owner: 'old', ttlMs: TTL, heartbeatIntervalMs: 0 })
     await p.saveResumeOffset({ line: 1 }, { fence: old.token })
-    const started = Date.now()
     const next = await p.acquireLease({ owner: 'new', waitMs: 10 * TTL, pollMs: 10, heartbeatIntervalMs: 0 })
     expect(Date.now() - started).toBeGreaterThanOrEqual(TTL - 50)
     expect(next.token).toBe(old.token + 1n)
