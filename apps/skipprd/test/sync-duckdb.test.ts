@@ -4,7 +4,7 @@ import path from 'node:path'
 import { openStateStore } from '@skippr/state'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
-import { query, rentalCounts } from './support/duckdb.js'
+import { query, rentalCounts, writeParquet } from './support/duckdb.js'
 import { EVOLVING_ENV, EVOLVING_EXPECTED, evolvingCounts, writeEvolvingItems } from './support/evolving.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
@@ -59,6 +59,43 @@ describe('sync --once into DuckDB', () => {
     expect(run.code).toBe(0)
     const [counts] = await query(warehouse(), evolvingCounts('main.items'))
     expect(counts).toEqual(EVOLVING_EXPECTED)
+  })
+
+  it('lands a Parquet file with every value as the file holds it; a rerun lands nothing twice', async () => {
+    const source = path.join(p.dir, 'orders.parquet')
+    await writeParquet(
+      source,
+      `SELECT i::INTEGER AS id, 'order "' || i || '",' || chr(10) || 'note' AS name,
+         ((i * 7919) / 100)::DECIMAL(12, 2) AS amount,
+         TIMESTAMP '2024-02-29 12:00:00' + to_microseconds(i * 1000003) AS at,
+         DATE '2024-01-01' + (i % 400)::INTEGER AS day, ['a' || i, NULL] AS tags
+       FROM range(5000) r(i)`,
+    )
+    await p.write(
+      'skippr.yml',
+      [
+        'data_sources: { orders: { File: { path: orders.parquet, format: parquet } } }',
+        'data_sinks: { warehouse: { Duckdb: { path: ./warehouse.duckdb } } }',
+        'pipelines: { bikehire: { data_source: data_sources.orders, data_sink: data_sinks.warehouse } }',
+        '',
+      ].join('\n'),
+    )
+    const run = await syncOnce(['--output', 'text'])
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const [same] = await query(
+      warehouse(),
+      `SELECT count(*) AS rows,
+         count(*) FILTER (WHERE w.name = s.name AND w.amount = s.amount::DOUBLE
+           AND epoch_us(w.at) = epoch_us(s.at) AND w.day = s.day
+           AND w.tags::VARCHAR = to_json(s.tags)::VARCHAR) AS same
+       FROM main.orders w JOIN read_parquet('${source}') s USING (id)`,
+    )
+    expect(same).toEqual({ rows: 5000n, same: 5000n })
+    const again = await syncOnce(['--output', 'text'])
+    expect(again.stdout).toMatch(/rows=0 /)
+    const [count] = await query(warehouse(), 'SELECT count(*) AS n FROM main.orders')
+    expect(count?.n).toBe(5000n)
   })
 
   it('prints the seed events with --output json', async () => {

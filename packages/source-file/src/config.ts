@@ -31,8 +31,8 @@ export const fileConfig = v.pipe(
       ),
     ),
     format: v.pipe(
-      v.picklist(['csv', 'jsonl']),
-      v.description('`csv` (RFC 4180) or `jsonl` (one JSON object per line).'),
+      v.picklist(['csv', 'jsonl', 'parquet']),
+      v.description('`csv` (RFC 4180), `jsonl` (one JSON object per line) or `parquet`.'),
     ),
     header: v.optional(
       v.pipe(
@@ -65,15 +65,21 @@ export const fileConfig = v.pipe(
         v.minValue(4096),
         v.maxValue(256 * 1024 * 1024),
         v.description(
-          `Bytes read per block; a chunk holds the whole records of one block (default ${DEFAULT_CHUNK_BYTES}).`,
+          `Bytes read per block; a chunk holds the whole records of one block (Parquet: about this many bytes of rows as CSV; default ${DEFAULT_CHUNK_BYTES}).`,
         ),
       ),
     ),
   }),
   crossFieldCheck((config) => {
     const problems: FieldProblem[] = []
-    if (config.format === 'jsonl' && config.header !== undefined)
+    if (config.format !== 'csv' && config.header !== undefined)
       problems.push({ path: ['header'], message: 'header applies to csv only: remove it' })
+    if (config.format === 'parquet' && config.schema !== undefined) {
+      problems.push({
+        path: ['schema'],
+        message: 'a Parquet file declares its own columns and types: remove schema',
+      })
+    }
     if (config.namespace === undefined && defaultNamespace(config.path) === undefined) {
       problems.push({
         path: ['namespace'],

@@ -8,6 +8,8 @@ export const FILE_BAD_RECORD = 'SKIPPR_FILE_BAD_RECORD'
 export const FILE_RECORD_TOO_LONG = 'SKIPPR_FILE_RECORD_TOO_LONG'
 export const FILE_OFFSET_INVALID = 'SKIPPR_FILE_OFFSET_INVALID'
 export const FILE_READ_FAILED = 'SKIPPR_FILE_READ_FAILED'
+export const FILE_PARQUET_INVALID = 'SKIPPR_FILE_PARQUET_INVALID'
+export const FILE_PARQUET_TYPE = 'SKIPPR_FILE_PARQUET_TYPE'
 
 /** A place in a file, as an operator finds it in an editor: line number and byte offset. */
 export interface FilePlace {
@@ -96,6 +98,29 @@ export class FileReadError extends SkipprError {
       FILE_READ_FAILED,
       `${file}: cannot read: ${(cause as Error)?.message ?? String(cause)}: check that the file is readable`,
       { cause },
+    )
+  }
+}
+
+/** A file that ends as a Parquet file does (its footer is there) but cannot be decoded. */
+export class ParquetInvalidError extends SkipprError {
+  constructor(file: string, cause: unknown) {
+    super(
+      FILE_PARQUET_INVALID,
+      `${file}: not a readable Parquet file: ${(cause as Error)?.message ?? String(cause)}: ` +
+        'check that it was written completely, or move it out of the source path',
+      { cause },
+    )
+  }
+}
+
+/** A Parquet column whose type no field type holds without loss. */
+export class ParquetTypeError extends SkipprError {
+  constructor(file: string, column: string, type: string) {
+    super(
+      FILE_PARQUET_TYPE,
+      `${file}: column ${column} is ${type}, which the File source does not read: ` +
+        'cast it to a supported type when writing the file (see the README of @skippr/source-file)',
     )
   }
 }

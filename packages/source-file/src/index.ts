@@ -13,6 +13,8 @@ export {
   FILE_NO_RECORDS,
   FILE_NOT_FOUND,
   FILE_OFFSET_INVALID,
+  FILE_PARQUET_INVALID,
+  FILE_PARQUET_TYPE,
   FILE_READ_FAILED,
   FILE_RECORD_TOO_LONG,
   FileOffsetError,
@@ -21,6 +23,8 @@ export {
   HeaderMismatchError,
   NoFilesError,
   NoRecordsError,
+  ParquetInvalidError,
+  ParquetTypeError,
   RecordTooLongError,
 } from './errors.js'
 export type { FilePosition } from './offset.js'

@@ -23,7 +23,7 @@ export class SchemaTracker {
 
   constructor(
     readonly namespace: string,
-    private readonly format: 'csv' | 'jsonl',
+    private readonly format: 'csv' | 'jsonl' | 'parquet',
     private readonly configured: readonly Field[] | undefined,
   ) {
     this.schema = { namespace, fields: configured ?? [] }
@@ -44,7 +44,7 @@ export class SchemaTracker {
    * pass on untouched. False while the file has no complete first record yet.
    */
   async prepare(reader: FileReader, header: boolean): Promise<boolean> {
-    if (this.format === 'jsonl') return true
+    if (this.format !== 'csv') return true
     const names = this.columnNames()
     if (header) {
       const found = await reader.record('header')
@@ -83,6 +83,22 @@ export class SchemaTracker {
     }
     // Fields seen only as null in this sample say nothing about their type.
     const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields: types.fields(true) })
+    if (evolved === this.schema) return undefined
+    this.schema = evolved
+    return evolved
+  }
+
+  /**
+   * Parquet: the fields a file declares (its columns and their types). The first file's are the
+   * schema; a later file's add columns and widen types. Returns the new schema when it changed.
+   */
+  include(fields: readonly Field[]): NamespaceSchema | undefined {
+    if (!this.typed) {
+      this.typed = true
+      this.schema = { namespace: this.namespace, fields }
+      return this.schema
+    }
+    const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields })
     if (evolved === this.schema) return undefined
     this.schema = evolved
     return evolved

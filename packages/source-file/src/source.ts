@@ -14,16 +14,18 @@ import { NoFilesError, NoRecordsError } from './errors.js'
 import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
 import { defaultNamespace, type MatchedFile, matchFiles } from './match.js'
 import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
+import { ParquetReader } from './parquet.js'
 import { FileReader, type ReaderOptions } from './reader.js'
 import { SchemaTracker } from './schema.js'
 
 export const POLL_INTERVAL_MS = 1000
 
 /**
- * CSV or JSON-lines files from a path or glob, as one namespace. Records move as the file's own
- * bytes: each block is cut after its last complete record and passed on without parsing values.
- * The offset holds, per file, the byte position after the last record passed on, so the next
- * run reads appended records and new files and never a record twice (see README, "Offsets").
+ * CSV, JSON-lines or Parquet files from a path or glob, as one namespace. CSV and JSON-lines records
+ * move as the file's own bytes: each block is cut after its last complete record and passed on
+ * without parsing values. Parquet rows are decoded and passed on as CSV (parquet.ts). The offset
+ * holds, per file, the position after the last record passed on (a byte, or a Parquet row), so the
+ * next run reads appended records and new files and never a record twice (see README, "Offsets").
  */
 export class FileSource implements Source {
   private readonly namespace: string
@@ -42,7 +44,8 @@ export class FileSource implements Source {
     this.namespace = namespace
     this.header = config.format === 'csv' && config.header !== false
     this.reader = {
-      format: config.format,
+      // FileReader reads the text formats only; Parquet files have a reader of their own.
+      format: config.format === 'jsonl' ? 'jsonl' : 'csv',
       chunkBytes: config.chunk_bytes ?? DEFAULT_CHUNK_BYTES,
       logger: context.logger,
     }
@@ -78,6 +81,10 @@ export class FileSource implements Source {
     tracker: SchemaTracker,
     options: ReadOptions,
   ): AsyncGenerator<SourceChunk> {
+    if (this.config.format === 'parquet') {
+      yield* this.readParquet(file, previous, positions, tracker, options)
+      return
+    }
     const reader = await FileReader.open(file, previous, this.reader)
     if (!reader) return
     try {
@@ -116,6 +123,37 @@ export class FileSource implements Source {
     }
   }
 
+  private async *readParquet(
+    file: MatchedFile,
+    previous: FilePosition | undefined,
+    positions: FilePositions,
+    tracker: SchemaTracker,
+    options: ReadOptions,
+  ): AsyncGenerator<SourceChunk> {
+    const reader = await ParquetReader.open(file, previous, this.context.logger)
+    if (!reader) return
+    try {
+      let schema = tracker.include(reader.fields)
+      positions.set(file.key, reader.position)
+      for (;;) {
+        const block = await reader.next(this.reader.chunkBytes, tracker.schema.fields)
+        if (!block) return
+        positions.set(file.key, block.position)
+        const chunk = {
+          namespace: this.namespace,
+          format: 'csv' as const,
+          rows: block.rows,
+          body: block.body,
+        }
+        yield { ...chunk, offset: toOffset(positions), ...(schema ? { schema } : {}) }
+        schema = undefined
+        if (options.signal.aborted) return
+      }
+    } finally {
+      await reader.close()
+    }
+  }
+
   /**
    * The files to read now, each with the position to resume from. Files gone from the listing
    * leave the offset. A position whose file left its name, or has another inode under it, may
@@ -139,7 +177,8 @@ export class FileSource implements Source {
     const plan: { file: MatchedFile; previous?: FilePosition }[] = []
     for (const { file, ino, size } of present) {
       const known = positions.get(file.key)
-      if (known?.ino === ino && known.pos === size) continue
+      // A Parquet position counts rows: its file is opened to compare (it reads only the footer).
+      if (known?.ino === ino && known.pos === size && this.config.format !== 'parquet') continue
       const previous = known?.ino === ino ? known : (moved.get(ino) ?? known)
       plan.push(previous ? { file, previous } : { file })
     }
@@ -154,7 +193,15 @@ export class FileSource implements Source {
   private async discoverSchema(): Promise<SchemaTracker> {
     if (this.discovered) return this.discovered
     const tracker = new SchemaTracker(this.namespace, this.config.format, this.config.schema)
-    if (!this.config.schema) {
+    if (this.config.format === 'parquet') {
+      for (const file of await this.files()) {
+        const reader = await ParquetReader.open(file, undefined, this.context.logger)
+        if (!reader) continue
+        await reader.close()
+        tracker.include(reader.fields)
+        break
+      }
+    } else if (!this.config.schema) {
       let rows = 0
       for (const file of await this.files()) {
         const reader = await FileReader.open(file, undefined, this.reader)

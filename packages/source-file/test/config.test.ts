@@ -16,6 +16,11 @@ describe('File config', () => {
       chunk_bytes: 1 << 20,
     }
     expect(parse(config)()).toEqual(config)
+    expect(parse({ path: 'exports/*.parquet', format: 'parquet', namespace: 'orders' })()).toEqual({
+      path: 'exports/*.parquet',
+      format: 'parquet',
+      namespace: 'orders',
+    })
     expect(source.type).toBe('File')
     expect(source.kind).toBe('source')
   })
@@ -29,6 +34,14 @@ describe('File config', () => {
       [
         { path: 'a.jsonl', format: 'jsonl', header: false },
         'skippr.yml: data_sources.rentals.File.header: header applies to csv only: remove it',
+      ],
+      [
+        { path: 'a.parquet', format: 'parquet', header: true },
+        'skippr.yml: data_sources.rentals.File.header: header applies to csv only: remove it',
+      ],
+      [
+        { path: 'a.parquet', format: 'parquet', schema: [{ name: 'x', type: 'int' }] },
+        'skippr.yml: data_sources.rentals.File.schema: a Parquet file declares its own columns and types: remove schema',
       ],
       [
         { path: '*.csv', format: 'csv' },

@@ -24,3 +24,18 @@ export async function rentalCounts(file: string): Promise<{ rows: number; unique
   )
   return { rows: Number(row?.rows), unique: Number(row?.uniq) }
 }
+
+/** Writes the rows of `select` to a Parquet file, as a data platform would. */
+export async function writeParquet(file: string, select: string): Promise<void> {
+  const instance = await DuckDBInstance.create(':memory:')
+  try {
+    const connection = await instance.connect()
+    try {
+      await connection.run(`COPY (${select}) TO '${file}' (FORMAT parquet)`)
+    } finally {
+      connection.closeSync()
+    }
+  } finally {
+    instance.closeSync()
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * One Parquet file, read from a row. Unlike CSV and JSON lines, a Parquet file's bytes cannot pass
+ * on as they are: its rows are decoded (hyparquet) and encoded as the contract's CSV. The position
+ * is a row number: a Parquet file is written whole, so nothing is ever appended to one; a file
+ * rewritten under the same name has another footer, which the fingerprint (a hash of the footer)
+ * tells. A file whose footer is not there yet is still being written, and is left for a later read.
+ */
+import { createHash } from 'node:crypto'
+import { type FileHandle, open } from 'node:fs/promises'
+import { encodeCsv, type Field, type Logger } from '@skippr/connector-api'
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
+import { compressors } from 'hyparquet-compressors'
+import { FileReadError, ParquetInvalidError } from './errors.js'
+import type { MatchedFile } from './match.js'
+import type { FilePosition } from './offset.js'
+import { type ParquetColumn, parquetColumns, parsers, withRawDecimals } from './parquet-schema.js'
+
+const MAGIC = Buffer.from('PAR1')
+/** Magic, then the footer's length, at the end of every complete file. */
+const TAIL_BYTES = 8
+/** Rows decoded at once: a large row group is decoded in slices of this many, which bounds memory. */
+const SLICE_ROWS = 65_536
+/** The first chunk's rows, before the encoded size of a row is known. */
+const FIRST_CHUNK_ROWS = 100
+
+/** Rows read from a Parquet file, as CSV, and the position after them. */
+export interface ParquetBlock {
+  readonly body: Uint8Array
+  readonly rows: number
+  readonly position: FilePosition
+}
+
+export class ParquetReader {
+  private slice: Record<string, unknown>[] = []
+  /** Row of the file the slice starts at. */
+  private sliceStart = 0
+  private rowsPerChunk = FIRST_CHUNK_ROWS
+
+  private constructor(
+    readonly file: MatchedFile,
+    private readonly handle: FileHandle,
+    private readonly buffer: AsyncBuffer,
+    private readonly metadata: FileMetaData,
+    /** `metadata` as decoding takes it (withRawDecimals). */
+    private readonly decoding: FileMetaData,
+    readonly columns: readonly ParquetColumn[],
+    private readonly ino: string,
+    private readonly fp: string,
+    private row: number,
+  ) {}
+
+  /**
+   * Opens `file` to read after `previous`: undefined when it vanished since it was listed, or when
+   * its footer is not written yet (logged).
+   */
+  static async open(
+    file: MatchedFile,
+    previous: FilePosition | undefined,
+    logger: Logger,
+  ): Promise<ParquetReader | undefined> {
+    let handle: FileHandle
+    try {
+      handle = await open(file.path, 'r')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw new FileReadError(file.key, error)
+    }
+    try {
+      const { size, ino } = await handle.stat()
+      const buffer = fileBuffer(file, handle, size)
+      if (!(await isComplete(buffer))) {
+        logger.warn('not a complete Parquet file yet (no footer): it is read once complete', {
+          file: file.key,
+          bytes: size,
+        })
+        await handle.close()
+        return undefined
+      }
+      const metadata = await parquetMetadataAsync(buffer).catch((error: unknown) => {
+        throw new ParquetInvalidError(file.key, error)
+      })
+      const columns = parquetColumns(file.key, metadata)
+      const fp = await footerFingerprint(buffer, metadata)
+      let row = 0
+      if (previous && previous.pos > 0) {
+        if (previous.fp === fp) row = previous.pos
+        else logger.warn('file was replaced since it was read: reading it from the start', { file: file.key })
+      }
+      return new ParquetReader(
+        file,
+        handle,
+        buffer,
+        metadata,
+        withRawDecimals(metadata),
+        columns,
+        String(ino),
+        fp,
+        row,
+      )
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+  }
+
+  get fields(): Field[] {
+    return this.columns.map((c) => c.field)
+  }
+
+  get position(): FilePosition {
+    return { pos: this.row, ino: this.ino, fp: this.fp }
+  }
+
+  /** The next rows, about `bytes` of them as CSV, in the order of `fields`; undefined at the end. */
+  async next(bytes: number, fields: readonly Field[]): Promise<ParquetBlock | undefined> {
+    if (this.row >= Number(this.metadata.num_rows)) return undefined
+    if (this.row >= this.sliceStart + this.slice.length) await this.decodeSliceAt(this.row)
+    const from = this.row - this.sliceStart
+    const rows = this.slice.slice(from, from + this.rowsPerChunk)
+    const body = encodeCsv(rows, fields)
+    this.row += rows.length
+    // The next chunk aims at `bytes` with this chunk's bytes per row.
+    this.rowsPerChunk = Math.max(1, Math.round((bytes * rows.length) / Math.max(1, body.length)))
+    if (this.row >= this.sliceStart + this.slice.length) this.slice = []
+    return { body, rows: rows.length, position: this.position }
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close()
+  }
+
+  /** Decodes rows from `row` to the end of its row group or SLICE_ROWS, whichever comes first. */
+  private async decodeSliceAt(row: number): Promise<void> {
+    let groupEnd = 0
+    for (const group of this.metadata.row_groups) {
+      groupEnd += Number(group.num_rows)
+      if (groupEnd > row) break
+    }
+    const rowEnd = Math.min(groupEnd, row + SLICE_ROWS)
+    const rows = await parquetReadObjects({
+      file: this.buffer,
+      metadata: this.decoding,
+      rowStart: row,
+      rowEnd,
+      compressors,
+      parsers,
+      // Text columns are annotated as such; a byte array without that is binary (base64, not UTF-8).
+      utf8: false,
+      useOffsetIndex: true,
+    }).catch((error: unknown) => {
+      if (error instanceof FileReadError) throw error
+      throw new ParquetInvalidError(this.file.key, error)
+    })
+    for (const record of rows) {
+      for (const { field, cell } of this.columns) record[field.name] = cell(record[field.name])
+    }
+    this.slice = rows
+    this.sliceStart = row
+  }
+}
+
+/** The file as hyparquet reads it, through the handle opened (so a file renamed over it meanwhile is not mixed in). */
+function fileBuffer(file: MatchedFile, handle: FileHandle, size: number): AsyncBuffer {
+  return {
+    byteLength: size,
+    async slice(start: number, end = size): Promise<ArrayBuffer> {
+      const bytes = new Uint8Array(new ArrayBuffer(Math.max(0, end - start)))
+      try {
+        for (let at = 0; at < bytes.length; ) {
+          const { bytesRead } = await handle.read(bytes, at, bytes.length - at, start + at)
+          if (bytesRead === 0) throw new Error(`the file ended at byte ${start + at}, before ${end}`)
+          at += bytesRead
+        }
+      } catch (error) {
+        throw new FileReadError(file.key, error)
+      }
+      return bytes.buffer
+    },
+  }
+}
+
+/** Whether the file starts and ends with the magic: a writer adds the end last. */
+async function isComplete(buffer: AsyncBuffer): Promise<boolean> {
+  if (buffer.byteLength < MAGIC.length + TAIL_BYTES) return false
+  const head = Buffer.from(await buffer.slice(0, MAGIC.length))
+  const tail = Buffer.from(await buffer.slice(buffer.byteLength - MAGIC.length))
+  return head.equals(MAGIC) && tail.equals(MAGIC)
+}
+
+/** A hash of the footer (the file's metadata as written), in the form the other formats' fingerprints take. */
+async function footerFingerprint(buffer: AsyncBuffer, metadata: FileMetaData): Promise<string> {
+  const footer = await buffer.slice(buffer.byteLength - TAIL_BYTES - metadata.metadata_length)
+  return createHash('sha256').update(new Uint8Array(footer)).digest('base64url').slice(0, 22)
+}

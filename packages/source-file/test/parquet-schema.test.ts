@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest'
+import { decimalText, parsers } from '../src/parquet-schema.js'
+
+describe('decimalText', () => {
+  it('writes an unscaled decimal exactly, whatever its storage', () => {
+    expect(decimalText(-5, 2)).toBe('-0.05')
+    expect(decimalText(12345, 2)).toBe('123.45')
+    expect(decimalText(7, 0)).toBe('7')
+    expect(decimalText(-123456789012345678901234567890n, 5)).toBe('-1234567890123456789012345.67890')
+    // Big-endian two's complement, as FIXED_LEN_BYTE_ARRAY holds it: 0xFF85 is -123.
+    expect(decimalText(new Uint8Array([0xff, 0x85]), 1)).toBe('-12.3')
+    expect(decimalText(new Uint8Array([0x00, 0x85]), 1)).toBe('13.3')
+    expect(decimalText(null, 2)).toBeNull()
+  })
+})
+
+describe('timestamps and dates', () => {
+  it('keep microseconds, before and after 1970, and cut nanoseconds toward the past', () => {
+    expect(parsers.timestampFromMicroseconds?.(1n)).toBe('1970-01-01T00:00:00.000001Z')
+    expect(parsers.timestampFromMicroseconds?.(-1n)).toBe('1969-12-31T23:59:59.999999Z')
+    expect(parsers.timestampFromMilliseconds?.(-1n)).toBe('1969-12-31T23:59:59.999000Z')
+    expect(parsers.timestampFromNanoseconds?.(1_999n)).toBe('1970-01-01T00:00:00.000001Z')
+    expect(parsers.timestampFromNanoseconds?.(-1n)).toBe('1969-12-31T23:59:59.999999Z')
+    expect(parsers.dateFromDays?.(-1)).toBe('1969-12-31')
+    expect(parsers.dateFromDays?.(19_782)).toBe('2024-02-29')
+  })
+})
