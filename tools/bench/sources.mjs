@@ -1,5 +1,5 @@
-// Throughput of the Sample generator and the File source (CSV and JSON lines), each beside its raw
-// limit in the same run.
+// Throughput of the Sample generator and the File source (CSV, JSON lines and Parquet), each beside
+// its raw limit in the same run.
 // Run from the repo root after building: `pnpm turbo run build --filter=@skippr/source-file...` then
 // `cd tools/bench && pnpm sources [rows]` (default 1,000,000 rows).
 // Not a test: the numbers depend on the machine and on what else runs on it; CPU seconds are
@@ -7,6 +7,7 @@
 import { mkdtemp, open, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
 import { source } from '@skippr/source-file'
 import { BikehireEncoder, writeBikehireFile } from '@skippr/source-sample'
 
@@ -55,8 +56,54 @@ console.log(
 const dir = await mkdtemp(join(tmpdir(), 'skippr-bench-'))
 try {
   for (const format of ['csv', 'jsonl']) await readFile(format)
+  await readParquet()
 } finally {
   await rm(dir, { recursive: true, force: true })
+}
+
+/** Reads the file's chunks through the File source; returns the bytes passed on (and counts rows). */
+function readThroughSource(name, format, counted) {
+  const logger = { debug() {}, info() {}, warn: console.warn, error: console.error }
+  const files = source.create(
+    { path: name, format },
+    { configDir: dir, dataDir: dir, pipeline: 'bench', logger },
+  )
+  return async () => {
+    let bytes = 0
+    counted.rows = 0
+    for await (const chunk of files.read(undefined, {
+      signal: new AbortController().signal,
+      follow: false,
+    })) {
+      bytes += chunk.body.length
+      counted.rows += chunk.rows
+    }
+    return bytes
+  }
+}
+
+// Parquet: the rows must be decoded and encoded as CSV, so the raw limit is DuckDB doing the same
+// conversion in C++ (COPY … TO csv), in this process.
+async function readParquet() {
+  const csv = join(dir, 'rentals.csv')
+  const parquet = join(dir, 'rentals.parquet')
+  const duck = await (await DuckDBInstance.create(':memory:')).connect()
+  await duck.run(`COPY (SELECT * FROM read_csv('${csv}')) TO '${parquet}' (FORMAT parquet)`)
+  const { size } = await stat(parquet)
+  console.log(`file: ${rows} rows of parquet (written by DuckDB, snappy), ${(size / 1e6).toFixed(1)} MB`)
+  const raw = await timed('raw limit: DuckDB parquet → CSV', 'rows', async () => {
+    await duck.run(
+      `COPY (SELECT * FROM read_parquet('${parquet}')) TO '${join(dir, 'out.csv')}' (HEADER false)`,
+    )
+    return rows
+  })
+  duck.closeSync()
+  const counted = { rows: 0 }
+  const read = await timed('File source: parquet → CSV', 'rows', async () => {
+    await readThroughSource('rentals.parquet', 'parquet', counted)()
+    return counted.rows
+  })
+  console.log(`  rows: ${counted.rows}; ratio (rows/s): ${(raw.wall / read.wall).toFixed(2)}`)
 }
 
 async function readFile(format) {
@@ -75,25 +122,13 @@ async function readFile(format) {
     await file.close()
     return total
   })
-  const logger = { debug() {}, info() {}, warn: console.warn, error: console.error }
-  const files = source.create(
-    { path: `rentals.${format}`, format },
-    { configDir: dir, dataDir: dir, pipeline: 'bench', logger },
+  const counted = { rows: 0 }
+  const read = await timed(
+    `File source: ${format} bytes read`,
+    'B',
+    readThroughSource(`rentals.${format}`, format, counted),
   )
-  let readRows = 0
-  const read = await timed(`File source: ${format} bytes read`, 'B', async () => {
-    let bytes = 0
-    readRows = 0
-    for await (const chunk of files.read(undefined, {
-      signal: new AbortController().signal,
-      follow: false,
-    })) {
-      bytes += chunk.body.length
-      readRows += chunk.rows
-    }
-    return bytes
-  })
   console.log(
-    `  rows: ${readRows}, ${(readRows / read.wall / 1e6).toFixed(2)} M rows/s wall; ratio (bytes/s): ${(read.result / read.wall / (raw.result / raw.wall)).toFixed(2)}`,
+    `  rows: ${counted.rows}, ${(counted.rows / read.wall / 1e6).toFixed(2)} M rows/s wall; ratio (bytes/s): ${(read.result / read.wall / (raw.result / raw.wall)).toFixed(2)}`,
   )
 }

@@ -153,18 +153,47 @@ export const parsers: Partial<ParquetParsers> = {
   timestampFromMilliseconds: (millis) => isoFromMicros(millis * 1000n),
   timestampFromMicroseconds: (micros) => isoFromMicros(micros),
   timestampFromNanoseconds: (nanos) => isoFromMicros(nanos / 1000n - (nanos % 1000n < 0n ? 1n : 0n)),
-  dateFromDays: (days) => new Date(days * 86_400_000).toISOString().slice(0, 10),
+  dateFromDays: (days) => dateText(days),
 }
 
 function isoFromMicros(micros: bigint): string {
-  let millis = micros / 1000n
-  let sub = micros % 1000n
-  if (sub < 0n) {
-    sub += 1000n
-    millis -= 1n
+  // Number arithmetic while it is exact (±285 years around 1970); a Date for the rest.
+  if (micros < -MAX_EXACT_MICROS || micros > MAX_EXACT_MICROS) {
+    const sub = Number(((micros % 1000n) + 1000n) % 1000n)
+    const iso = new Date(Number((micros - BigInt(sub)) / 1000n)).toISOString()
+    return `${iso.slice(0, -1)}${pad(sub, 3)}Z`
   }
-  const iso = new Date(Number(millis)).toISOString() // …:SS.mmmZ
-  return `${iso.slice(0, -1)}${sub.toString().padStart(3, '0')}Z`
+  const us = Number(micros)
+  const days = Math.floor(us / MICROS_PER_DAY)
+  const inDay = us - days * MICROS_PER_DAY
+  const seconds = Math.floor(inDay / 1e6)
+  const time = `${pad(Math.floor(seconds / 3600), 2)}:${pad(Math.floor(seconds / 60) % 60, 2)}:${pad(seconds % 60, 2)}`
+  return `${dateText(days)}T${time}.${pad(inDay - seconds * 1e6, 6)}Z`
+}
+
+const MAX_EXACT_MICROS = BigInt(Number.MAX_SAFE_INTEGER)
+const MICROS_PER_DAY = 86_400_000_000
+
+/** Days since 1970-01-01 as `YYYY-MM-DD` (the proleptic Gregorian calendar, as ISO 8601 and Date have it). */
+function dateText(days: number): string {
+  // Howard Hinnant's civil_from_days: eras of 400 years, March-based years.
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const doe = z - era * 146_097
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  )
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const month = mp < 10 ? mp + 3 : mp - 9
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+  const y = year >= 0 && year <= 9999 ? pad(year, 4) : `${year < 0 ? '-' : '+'}${pad(Math.abs(year), 6)}`
+  return `${y}-${pad(month, 2)}-${pad(day, 2)}`
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0')
 }
 
 /** A nested value as JSON text: 64-bit integers as numbers when exact, else as strings; bytes in base64. */

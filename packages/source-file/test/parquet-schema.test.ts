@@ -25,3 +25,16 @@ describe('timestamps and dates', () => {
     expect(parsers.dateFromDays?.(19_782)).toBe('2024-02-29')
   })
 })
+
+describe('dates and timestamps across the calendar', () => {
+  it('match Date for every day from year 1 to 9999 and around the edges of months', () => {
+    for (let days = -719_162; days <= 2_932_896; days += 97) {
+      const expected = new Date(days * 86_400_000).toISOString()
+      expect(parsers.dateFromDays?.(days)).toBe(expected.slice(0, 10))
+      const micros = BigInt(days) * 86_400_000_000n + 45_296_789_012n
+      expect(parsers.timestampFromMicroseconds?.(micros)).toBe(
+        `${new Date(Number((micros - 12n) / 1000n)).toISOString().slice(0, -1)}012Z`,
+      )
+    }
+  })
+})
