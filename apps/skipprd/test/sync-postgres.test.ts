@@ -1,8 +1,10 @@
 /** `skipprd sync` end to end into the real PostgreSQL on this machine (override with SKIPPR_TEST_PG_URL). */
 import { randomBytes } from 'node:crypto'
+import path from 'node:path'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
+import { duckRows, writeParquet } from './support/duckdb.js'
 import {
   EVOLVING_ENV,
   EVOLVING_EXPECTED,
@@ -88,6 +90,44 @@ describe('sync --once into PostgreSQL', () => {
     expect(run.code).toBe(0)
     const { rows } = await admin.query(evolvingCounts(`"${schema}".items`))
     expect(rows[0]).toEqual({ rows: EVOLVING_ROWS, uniq: EVOLVING_ROWS, scored: 11, first_scored: 2990 })
+  })
+
+  it('lands a Parquet file with every value as the file holds it', async () => {
+    const source = path.join(p.dir, 'orders.parquet')
+    await writeParquet(
+      source,
+      `SELECT i::INTEGER AS id, 'order "' || i || '",' || chr(10) || 'note' AS name,
+         ((i * 7919) / 100 - 900)::DECIMAL(12, 2) AS amount,
+         TIMESTAMP '1969-12-31 23:59:59' + to_microseconds(i * 1000003) AS stamp,
+         DATE '2024-01-01' + (i % 400)::INTEGER AS day, {'tags': ['a' || i, NULL], 'n': i} AS doc
+       FROM range(3000) r(i)`,
+    )
+    await p.write(
+      'skippr.yml',
+      [
+        'data_sources: { orders: { File: { path: orders.parquet, format: parquet } } }',
+        `data_sinks: { warehouse: { Postgres: { connection_string: \${WAREHOUSE_URL}, schema: ${schema} } } }`,
+        'pipelines: { bikehire: { data_source: data_sources.orders, data_sink: data_sinks.warehouse } }',
+        '',
+      ].join('\n'),
+    )
+    const run = await sync(PG_URL)
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    // Each side formats its values the same way: decimals and timestamps as text, json re-serialised.
+    const expected = await duckRows(
+      `SELECT id, name, amount::VARCHAR AS amount, strftime(stamp, '%Y-%m-%d %H:%M:%S.%f') AS stamp,
+         strftime(day, '%Y-%m-%d') AS day, to_json(doc)::VARCHAR AS doc
+       FROM read_parquet('${source}') ORDER BY id`,
+    )
+    const { rows } = await admin.query(
+      `SELECT id, name, to_char(amount, 'FM999999990.00') AS amount,
+         to_char(stamp AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS stamp, day::text AS day, doc::text AS doc
+       FROM "${schema}".orders ORDER BY id`,
+    )
+    expect(rows.map((r) => ({ ...r, doc: JSON.parse(r.doc) }))).toEqual(
+      expected.map((r) => ({ ...r, doc: JSON.parse(String(r.doc)) })),
+    )
   })
 
   it('never writes a secret to a log, an event or an error', async () => {

@@ -27,11 +27,16 @@ export async function rentalCounts(file: string): Promise<{ rows: number; unique
 
 /** Writes the rows of `select` to a Parquet file, as a data platform would. */
 export async function writeParquet(file: string, select: string): Promise<void> {
+  await duckRows(`COPY (${select}) TO '${file}' (FORMAT parquet)`)
+}
+
+/** The rows of `sql` run in an in-memory DuckDB (which reads Parquet files with `read_parquet`). */
+export async function duckRows(sql: string): Promise<Record<string, unknown>[]> {
   const instance = await DuckDBInstance.create(':memory:')
   try {
     const connection = await instance.connect()
     try {
-      await connection.run(`COPY (${select}) TO '${file}' (FORMAT parquet)`)
+      return (await connection.runAndReadAll(sql)).getRowObjectsJS() as Record<string, unknown>[]
     } finally {
       connection.closeSync()
     }
