@@ -41,18 +41,18 @@ export interface ParquetBlock {
 }
 
 /**
- * Decoded rows of the file, as columns: each column in the pieces the decoder gave (pieces may
- * start before `start`). Columns keep one array per page, where rows as objects would be as many
- * objects as rows, each living until its chunk is encoded (the collector's costliest case).
+ * Decoded rows of the file up to row `end`, as columns: each column in the pieces the decoder gave,
+ * each piece knowing its rows (a piece may start before the row asked for). Columns keep one array
+ * per page, where rows as objects would be as many objects as rows, each living until its chunk is
+ * encoded (the collector's costliest case).
  */
 interface Slice {
-  readonly start: number
   readonly end: number
   readonly columns: Map<string, ColumnData[]>
 }
 
 export class ParquetReader {
-  private slice: Slice = { start: 0, end: 0, columns: new Map() }
+  private slice: Slice = { end: 0, columns: new Map() }
   private rowsPerChunk = FIRST_CHUNK_ROWS
 
   private constructor(
@@ -140,7 +140,7 @@ export class ParquetReader {
     this.row = to
     // The next chunk aims at `bytes` with this chunk's bytes per row.
     this.rowsPerChunk = Math.max(1, Math.round((bytes * rows) / Math.max(1, body.length)))
-    if (this.row >= this.slice.end) this.slice = { start: this.row, end: this.row, columns: new Map() }
+    if (this.row >= this.slice.end) this.slice = { end: 0, columns: new Map() }
     return { body, rows, position: this.position }
   }
 
@@ -156,6 +156,10 @@ export class ParquetReader {
       if (groupEnd > row) break
     }
     const end = Math.min(groupEnd, row + SLICE_ROWS)
+    if (end <= row) {
+      const problem = `its row groups hold ${groupEnd} rows, its footer counts ${this.metadata.num_rows}`
+      throw new ParquetInvalidError(this.file.key, new Error(problem))
+    }
     const columns = new Map<string, ColumnData[]>()
     await parquetRead({
       file: this.buffer,
@@ -176,7 +180,7 @@ export class ParquetReader {
       if (error instanceof FileReadError) throw error
       throw new ParquetInvalidError(this.file.key, error)
     })
-    this.slice = { start: row, end, columns }
+    this.slice = { end, columns }
   }
 
   /** Rows `from` to `to` of the slice as objects keyed by column name, each value as a cell. */
@@ -186,7 +190,8 @@ export class ParquetReader {
     for (const { field, cell } of this.columns) {
       for (const piece of this.slice.columns.get(field.name) ?? []) {
         const data = piece.columnData
-        for (let r = Math.max(from, piece.rowStart); r < Math.min(to, piece.rowEnd); r++)
+        const last = Math.min(to, piece.rowEnd)
+        for (let r = Math.max(from, piece.rowStart); r < last; r++)
           (records[r - from] as Record<string, unknown>)[field.name] = cell(data[r - piece.rowStart])
       }
     }
