@@ -8,6 +8,11 @@ export interface MatchedFile {
   readonly path: string
 }
 
+/** What tells a file that was not written to since it was listed: inode, size and modification time. */
+export function stamp(stats: { ino: number | bigint; size: number | bigint; mtimeMs: number }): string {
+  return `${stats.ino}:${stats.size}:${Math.floor(stats.mtimeMs)}`
+}
+
 /**
  * The files `pattern` matches now, in key order. A pattern without wildcards is a plain path, so
  * names with brackets or braces need no escaping.

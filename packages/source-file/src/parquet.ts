@@ -17,7 +17,7 @@ import {
 } from 'hyparquet'
 import { compressors } from 'hyparquet-compressors'
 import { FileReadError, ParquetInvalidError } from './errors.js'
-import type { MatchedFile } from './match.js'
+import { type MatchedFile, stamp } from './match.js'
 import type { FilePosition } from './offset.js'
 import { type ParquetColumn, parquetColumns, parsers, withRawDecimals } from './parquet-schema.js'
 
@@ -65,6 +65,8 @@ export class ParquetReader {
     readonly columns: readonly ParquetColumn[],
     private readonly ino: string,
     private readonly fp: string,
+    /** The file's `stamp` when it was opened. */
+    readonly stamp: string,
     private row: number,
   ) {}
 
@@ -85,7 +87,8 @@ export class ParquetReader {
       throw new FileReadError(file.key, error)
     }
     try {
-      const { size, ino } = await handle.stat()
+      const stats = await handle.stat()
+      const { size, ino } = stats
       const buffer = fileBuffer(file, handle, size)
       if (!(await isComplete(buffer))) {
         logger.warn('not a complete Parquet file yet (no footer): it is read once complete', {
@@ -114,6 +117,7 @@ export class ParquetReader {
         columns,
         String(ino),
         fp,
+        stamp(stats),
         row,
       )
     } catch (error) {

@@ -12,7 +12,7 @@ import {
 import { DEFAULT_CHUNK_BYTES, type FileConfig } from './config.js'
 import { NoFilesError, NoRecordsError } from './errors.js'
 import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
-import { defaultNamespace, type MatchedFile, matchFiles } from './match.js'
+import { defaultNamespace, type MatchedFile, matchFiles, stamp } from './match.js'
 import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
 import { ParquetReader } from './parquet.js'
 import { FileReader, type ReaderOptions } from './reader.js'
@@ -29,6 +29,11 @@ export const POLL_INTERVAL_MS = 1000
  */
 export class FileSource implements Source {
   private readonly namespace: string
+  /**
+   * Parquet files read to their last row by this instance: key → `stamp` of the file then. A row
+   * position cannot be compared with a file's size, so this is what lets a listing skip them.
+   */
+  private readonly parquetDone = new Map<string, string>()
   private readonly header: boolean
   private readonly reader: ReaderOptions
   private discovered: SchemaTracker | undefined
@@ -137,7 +142,10 @@ export class FileSource implements Source {
       positions.set(file.key, reader.position)
       for (;;) {
         const block = await reader.next(this.reader.chunkBytes, tracker.schema.fields)
-        if (!block) return
+        if (!block) {
+          this.parquetDone.set(file.key, `${reader.stamp}:${reader.position.pos}`)
+          return
+        }
         positions.set(file.key, block.position)
         const chunk = {
           namespace: this.namespace,
@@ -164,7 +172,7 @@ export class FileSource implements Source {
     const listed = await Promise.all(
       (await this.files()).map(async (file) => {
         const found = await stat(file.path).catch(() => undefined)
-        return found && { file, ino: String(found.ino), size: found.size }
+        return found && { file, ino: String(found.ino), size: found.size, stamp: stamp(found) }
       }),
     )
     const present = listed.filter((entry) => entry !== undefined)
@@ -175,10 +183,11 @@ export class FileSource implements Source {
       if (!inodeAt.has(key)) positions.delete(key)
     }
     const plan: { file: MatchedFile; previous?: FilePosition }[] = []
-    for (const { file, ino, size } of present) {
+    for (const { file, ino, size, stamp } of present) {
       const known = positions.get(file.key)
-      // A Parquet position counts rows: its file is opened to compare (it reads only the footer).
-      if (known?.ino === ino && known.pos === size && this.config.format !== 'parquet') continue
+      if (this.config.format === 'parquet') {
+        if (known?.ino === ino && this.parquetDone.get(file.key) === `${stamp}:${known.pos}`) continue
+      } else if (known?.ino === ino && known.pos === size) continue
       const previous = known?.ino === ino ? known : (moved.get(ino) ?? known)
       plan.push(previous ? { file, previous } : { file })
     }

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { readFile, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { hasCode, type SourceChunk } from '@skippr/connector-api'
@@ -137,6 +137,34 @@ describe('File source: Parquet', () => {
     expect(announced[0]?.schema?.fields.map((f) => `${f.name}:${f.type}`)).toEqual(['id:long', 'note:string'])
     // Each chunk is in the schema of its time: the first file's before the second file adds a column.
     expect(decoded(chunks)).toEqual([['0'], ['1'], ['2'], ['3'], ['4'], ['5', 'x'], ['6', 'x'], ['7', 'x']])
+  })
+
+  it('following, skips a file it read to the end without opening it again, and reads new files', async () => {
+    const dir = await tempDir()
+    const first = join(dir, 'part-1.parquet')
+    await writeParquet(first, 'SELECT i AS n FROM range(5) r(i)')
+    // A whole second, so that setting it again restores the file's stamp exactly.
+    const written = new Date('2026-01-01T00:00:00Z')
+    await utimes(first, written, written)
+    const source = fileSource(dir, { path: 'part-*.parquet', format: 'parquet', namespace: 'parts' })
+    const stop = new AbortController()
+    const chunks: SourceChunk[] = []
+    const reading = (async () => {
+      for await (const chunk of source.read(undefined, { signal: stop.signal, follow: true })) {
+        chunks.push(chunk)
+        if (rows(chunks) === 5) {
+          // Same size and times, other bytes: opened again, its footer would no longer decode.
+          const bytes = await readFile(first)
+          bytes.fill(0, 4, bytes.length - 4)
+          await writeFile(first, bytes)
+          await utimes(first, written, written)
+          await writeParquet(join(dir, 'part-2.parquet'), 'SELECT i AS n FROM range(5, 8) r(i)')
+        }
+        if (rows(chunks) === 8) stop.abort()
+      }
+    })()
+    await reading
+    expect(decoded(chunks).map((r) => r[0])).toEqual(['0', '1', '2', '3', '4', '5', '6', '7'])
   })
 
   it('leaves a file whose footer is not written yet for a later read', async () => {
