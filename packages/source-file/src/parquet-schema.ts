@@ -39,14 +39,22 @@ function column(file: string, tree: SchemaTree): ParquetColumn {
   }
   if (isTime(element)) return { field: field('string'), cell: (v) => timeText(v, element) }
   const type = leafType(file, element)
-  return { field: field(type), cell: type === 'string' ? bytesAsText : same }
+  if (type === 'json') return { field: field(type), cell: jsonCell }
+  if (type !== 'string') return { field: field(type), cell: same }
+  const isEnum = element.converted_type === 'ENUM' || element.logical_type?.type === 'ENUM'
+  return { field: field(type), cell: isEnum ? enumText : bytesAsText }
 }
 
 const same = (value: unknown): unknown => value
 
-/** Bytes with no text annotation (a fixed-length binary column), in base64. */
+/** Bytes with no text annotation (a binary column), in base64. */
 function bytesAsText(value: unknown): unknown {
   return value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value
+}
+
+/** An enum's symbol: UTF-8 text that the decoder leaves as bytes (only `STRING` columns are decoded). */
+function enumText(value: unknown): unknown {
+  return value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value
 }
 
 function isTime(element: SchemaElement): boolean {

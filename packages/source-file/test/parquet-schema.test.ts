@@ -1,5 +1,6 @@
+import type { FileMetaData } from 'hyparquet'
 import { describe, expect, it } from 'vitest'
-import { decimalText, parsers } from '../src/parquet-schema.js'
+import { decimalText, parquetColumns, parsers } from '../src/parquet-schema.js'
 
 describe('decimalText', () => {
   it('writes an unscaled decimal exactly, whatever its storage', () => {
@@ -34,6 +35,41 @@ describe('dates and timestamps across the calendar', () => {
       const micros = BigInt(days) * 86_400_000_000n + 45_296_789_012n
       expect(parsers.timestampFromMicroseconds?.(micros)).toBe(
         `${new Date(Number((micros - 12n) / 1000n)).toISOString().slice(0, -1)}012Z`,
+      )
+    }
+  })
+})
+
+describe('parquetColumns', () => {
+  const file = (columns: FileMetaData['schema']): FileMetaData => ({
+    version: 2,
+    schema: [{ name: 'schema', num_children: columns.length }, ...columns],
+    num_rows: 0n,
+    row_groups: [],
+    metadata_length: 0,
+  })
+
+  it('reads an enum symbol as text and plain binary as base64', () => {
+    const [symbol, blob] = parquetColumns(
+      'f.parquet',
+      file([
+        { name: 'mood', type: 'BYTE_ARRAY', converted_type: 'ENUM' },
+        { name: 'blob', type: 'BYTE_ARRAY' },
+      ]),
+    )
+    expect(symbol?.field).toEqual({ name: 'mood', type: 'string', nullable: true })
+    expect(symbol?.cell(new TextEncoder().encode('happy'))).toBe('happy')
+    expect(blob?.cell(new Uint8Array([0, 255]))).toBe('AP8=')
+  })
+
+  it('refuses INTERVAL, BSON and decimals stored as BYTE_ARRAY, naming the column', () => {
+    for (const [column, type] of [
+      [{ name: 'span', type: 'FIXED_LEN_BYTE_ARRAY', converted_type: 'INTERVAL' }, 'INTERVAL'],
+      [{ name: 'doc', type: 'BYTE_ARRAY', converted_type: 'BSON' }, 'BSON'],
+      [{ name: 'big', type: 'BYTE_ARRAY', converted_type: 'DECIMAL', precision: 40, scale: 2 }, 'DECIMAL'],
+    ] as const) {
+      expect(() => parquetColumns('f.parquet', file([column]))).toThrow(
+        `f.parquet: column ${column.name} is ${type}`,
       )
     }
   })
