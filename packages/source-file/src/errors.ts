@@ -22,22 +22,26 @@ const where = (at: FilePlace) => `${at.file}: line ${at.line} (byte ${at.byte})`
 
 /** Discovery found no file to take a schema from. */
 export class NoFilesError extends SkipprError {
-  constructor(pattern: string) {
+  /** `schemaAllowed`: the format takes a configured schema (Parquet files declare their own). */
+  constructor(pattern: string, schemaAllowed = true) {
     super(
       FILE_NOT_FOUND,
       `File source: no file matches ${pattern} (relative to the directory of skippr.yml): ` +
-        'check path, create the file, or set schema to start before the data exists',
+        (schemaAllowed
+          ? 'check path, create the file, or set schema to start before the data exists'
+          : 'check path, or create the file'),
     )
   }
 }
 
 /** Discovery found files but no complete record to infer types from. */
 export class NoRecordsError extends SkipprError {
-  constructor(pattern: string) {
+  constructor(pattern: string, schemaAllowed = true) {
     super(
       FILE_NO_RECORDS,
-      `File source: the files matching ${pattern} hold no complete record yet to infer a schema from: ` +
-        'add data or set schema',
+      schemaAllowed
+        ? `File source: the files matching ${pattern} hold no complete record yet to infer a schema from: add data or set schema`
+        : `File source: no file matching ${pattern} is a complete Parquet file yet: wait for its writer to finish, or check path`,
     )
   }
 }

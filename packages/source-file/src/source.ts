@@ -60,7 +60,10 @@ export class FileSource implements Source {
     const { schema } = await this.discoverSchema()
     if (schema.fields.length > 0) return [schema]
     const files = await this.files()
-    throw files.length === 0 ? new NoFilesError(this.config.path) : new NoRecordsError(this.config.path)
+    const schemaAllowed = this.config.format !== 'parquet'
+    throw files.length === 0
+      ? new NoFilesError(this.config.path, schemaAllowed)
+      : new NoRecordsError(this.config.path, schemaAllowed)
   }
 
   async *read(from: SourceOffset | undefined, options: ReadOptions): AsyncIterable<SourceChunk> {

@@ -1,4 +1,4 @@
-import { readFile, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { hasCode, type SourceChunk } from '@skippr/connector-api'
@@ -185,6 +185,19 @@ describe('File source: Parquet', () => {
     expect(rows(chunks)).toBe(1)
     const warned = logger.lines.filter((l) => l.message.includes('not a complete Parquet file'))
     expect(warned.map((l) => l.fields?.file)).toEqual(['b.parquet'])
+  })
+
+  it('says what to do when no file is there yet, or none is complete', async () => {
+    const dir = await tempDir()
+    const source = fileSource(dir, { path: 'exports/*.parquet', format: 'parquet', namespace: 'e' })
+    await expect(source.discover()).rejects.toThrow(
+      'File source: no file matches exports/*.parquet (relative to the directory of skippr.yml): check path, or create the file',
+    )
+    await mkdir(join(dir, 'exports'))
+    await writeFile(join(dir, 'exports', 'a.parquet'), 'PAR1')
+    await expect(source.discover()).rejects.toThrow(
+      'File source: no file matching exports/*.parquet is a complete Parquet file yet: wait for its writer to finish, or check path',
+    )
   })
 
   it('fails with one clear line on a file with a broken footer', async () => {
