@@ -1,11 +1,35 @@
-import { stat } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { type FileHandle, open, stat } from 'node:fs/promises'
 import { basename, extname, relative, resolve, sep } from 'node:path'
 import { glob, isDynamicPattern } from 'tinyglobby'
+import { FileReadError } from './errors.js'
 
 export interface MatchedFile {
   /** The path relative to the config directory, with `/`: the file's key in the resume offset. */
   readonly key: string
   readonly path: string
+}
+
+/**
+ * `file` opened for reading, with what it is now (the handle keeps reading this file even if another
+ * is renamed over it); undefined when it vanished since it was listed.
+ */
+export async function openMatched(
+  file: MatchedFile,
+): Promise<{ handle: FileHandle; stats: Stats } | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file.path, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new FileReadError(file.key, error)
+  }
+  try {
+    return { handle, stats: await handle.stat() }
+  } catch (error) {
+    await handle.close()
+    throw new FileReadError(file.key, error)
+  }
 }
 
 /** What tells a file that was not written to since it was listed: inode, size and modification time. */

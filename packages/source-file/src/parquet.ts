@@ -6,7 +6,7 @@
  * tells. A file whose footer is not there yet is still being written, and is left for a later read.
  */
 import { createHash } from 'node:crypto'
-import { type FileHandle, open } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { encodeCsv, type Field, type Logger } from '@skippr/connector-api'
 import {
   type AsyncBuffer,
@@ -17,7 +17,7 @@ import {
 } from 'hyparquet'
 import { compressors } from 'hyparquet-compressors'
 import { FileReadError, ParquetInvalidError } from './errors.js'
-import { type MatchedFile, stamp } from './match.js'
+import { type MatchedFile, openMatched, stamp } from './match.js'
 import type { FilePosition } from './offset.js'
 import { type ParquetColumn, parquetColumns, parsers, withRawDecimals } from './parquet-schema.js'
 
@@ -79,15 +79,10 @@ export class ParquetReader {
     previous: FilePosition | undefined,
     logger: Logger,
   ): Promise<ParquetReader | undefined> {
-    let handle: FileHandle
+    const opened = await openMatched(file)
+    if (!opened) return undefined
+    const { handle, stats } = opened
     try {
-      handle = await open(file.path, 'r')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw new FileReadError(file.key, error)
-    }
-    try {
-      const stats = await handle.stat()
       const { size, ino } = stats
       const buffer = fileBuffer(file, handle, size)
       if (!(await isComplete(buffer))) {

@@ -1,9 +1,9 @@
-import { type FileHandle, open } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import type { Logger } from '@skippr/connector-api'
 import { type CsvField, parseCsv } from './csv.js'
 import { BadRecordError, type FilePlace, FileReadError, RecordTooLongError } from './errors.js'
 import { Fingerprint } from './fingerprint.js'
-import type { MatchedFile } from './match.js'
+import { type MatchedFile, openMatched } from './match.js'
 import type { FilePosition } from './offset.js'
 import { firstRecordEnd, type Scan, scanCsv, scanJsonl, withoutBlanks } from './scan.js'
 
@@ -57,18 +57,11 @@ export class FileReader {
     previous: FilePosition | undefined,
     options: ReaderOptions,
   ): Promise<FileReader | undefined> {
-    let handle: FileHandle
+    const opened = await openMatched(file)
+    if (!opened) return undefined
+    const { handle, stats } = opened
     try {
-      handle = await open(file.path, 'r')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw new FileReadError(file.key, error)
-    }
-    try {
-      const { ino } = await handle
-        .stat()
-        .catch((error: unknown) => Promise.reject(new FileReadError(file.key, error)))
-      const reader = new FileReader(file, handle, String(ino), options)
+      const reader = new FileReader(file, handle, String(stats.ino), options)
       await reader.resume(previous)
       return reader
     } catch (error) {

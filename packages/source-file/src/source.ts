@@ -14,11 +14,16 @@ import { NoFilesError, NoRecordsError } from './errors.js'
 import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
 import { defaultNamespace, type MatchedFile, matchFiles, stamp } from './match.js'
 import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
-import { ParquetReader } from './parquet.js'
 import { FileReader, type ReaderOptions } from './reader.js'
 import { SchemaTracker } from './schema.js'
 
 export const POLL_INTERVAL_MS = 1000
+
+/**
+ * The Parquet reader, loaded on first use: hyparquet and its codecs take about 90 ms to load, which a
+ * CSV or JSON-lines run would otherwise pay at start-up.
+ */
+const parquetReader = () => import('./parquet.js').then((parquet) => parquet.ParquetReader)
 
 /**
  * CSV, JSON-lines or Parquet files from a path or glob, as one namespace. CSV and JSON-lines records
@@ -138,7 +143,7 @@ export class FileSource implements Source {
     tracker: SchemaTracker,
     options: ReadOptions,
   ): AsyncGenerator<SourceChunk> {
-    const reader = await ParquetReader.open(file, previous, this.context.logger)
+    const reader = await (await parquetReader()).open(file, previous, this.context.logger)
     if (!reader) return
     try {
       let schema = tracker.include(reader.fields)
@@ -207,7 +212,7 @@ export class FileSource implements Source {
     const tracker = new SchemaTracker(this.namespace, this.config.format, this.config.schema)
     if (this.config.format === 'parquet') {
       for (const file of await this.files()) {
-        const reader = await ParquetReader.open(file, undefined, this.context.logger)
+        const reader = await (await parquetReader()).open(file, undefined, this.context.logger)
         if (!reader) continue
         await reader.close()
         tracker.include(reader.fields)
