@@ -3,7 +3,8 @@
  *
  *  (1) a 1,000,000-row bikehire CSV through the File source (WAL on, default settings) into
  *      PostgreSQL, vs `psql \copy … FROM 'file' WITH (FORMAT csv, HEADER)` into an identical table.
- *      Target ≥ 0.8×.
+ *      Target ≥ 0.8×. Beside it, the floor: a bare Node process that only COPYs the file
+ *      (lib/pg-floor.mjs), so a shortfall can be told apart into the machine's and skipprd's own.
  *  (2) the same file into DuckDB, vs DuckDB's own `CREATE TABLE t AS SELECT * FROM read_csv('file')`.
  *      Target ≥ 0.5×.
  *  (3) peak RSS of the skipprd process in (1) and (2). Target ≤ 300 MB.
@@ -111,7 +112,13 @@ async function inTurn<A, B>(round: number, a: () => Promise<A>, b: () => Promise
   return [await a(), second]
 }
 
-async function postgres(round: number): Promise<{ psql: Measured; skipprd: SkipprdRun }> {
+const floorScript = fileURLToPath(new URL('lib/pg-floor.mjs', import.meta.url))
+
+/**
+ * A round of (1): skipprd and `psql \copy` in turns, then the floor (lib/pg-floor.mjs), which shows
+ * how much of a shortfall this machine and Node impose before skipprd does anything of its own.
+ */
+async function postgres(round: number): Promise<{ psql: Measured; skipprd: SkipprdRun; floor: Measured }> {
   const schema = await freshSchema('skippr_bench_e2e')
   try {
     // The \copy table is made by the sink's own DDL from the File source's own inference, so it is
@@ -122,6 +129,7 @@ async function postgres(round: number): Promise<{ psql: Measured; skipprd: Skipp
     ).discover()
     const sink = new PostgresSink({ connection_string: PG_URL, schema: schema.name }, silentLogger)
     await sink.prepare({ ...inferred!, namespace: 'psql_rentals' })
+    await sink.prepare({ ...inferred!, namespace: 'floor_rentals' })
     await sink.close()
     const [psql, skipprd] = await inTurn(
       round,
@@ -133,11 +141,15 @@ async function postgres(round: number): Promise<{ psql: Measured; skipprd: Skipp
           { [PG_URL_VARIABLE]: PG_URL },
         ),
     )
-    for (const t of ['psql_rentals', 'rentals']) {
+    const floor = ensureOk(
+      'the bare Node COPY',
+      await measure(process.execPath, [floorScript, PG_URL, `"${schema.name}"."floor_rentals"`, csv]),
+    )
+    for (const t of ['psql_rentals', 'rentals', 'floor_rentals']) {
       const landed = await countRows(schema.client, `"${schema.name}"."${t}"`)
       if (landed !== ROWS) throw new Error(`PostgreSQL ${t}: ${landed} rows, expected ${ROWS}`)
     }
-    return { psql, skipprd }
+    return { psql, skipprd, floor }
   } finally {
     await schema.drop()
   }
@@ -207,6 +219,7 @@ try {
 
   const pgRatios = pgRounds.map((r) => r.psql.ms / r.skipprd.ms)
   const duckRatios = duckRounds.map((r) => r.readCsv.statementMs / r.skipprd.ms)
+  const floorRatios = pgRounds.map((r) => r.psql.ms / r.floor.ms)
   const pgRatio = median(pgRatios)
   const duckRatio = median(duckRatios)
   const ms = (runs: readonly Measured[]) => median(runs.map((run) => run.ms))
@@ -227,6 +240,14 @@ try {
       ratioCell(pgRatios),
       `≥ ${TARGET.postgres}×`,
       verdict(pgRatio >= TARGET.postgres),
+    ],
+    [
+      '    floor',
+      `bare Node COPY ${formatRate(ROWS, ms(pgRounds.map((r) => r.floor)))}`,
+      'psql \\copy',
+      ratioCell(floorRatios),
+      '',
+      '',
     ],
     [
       '(2) → DuckDB',
@@ -257,7 +278,9 @@ try {
   console.log(
     `skipprd: spawn to exit ("sync": sync_complete's elapsed_ms), medians of ${ROUNDS} rounds. Ratios are the ` +
       "median of the rounds' ratios (their range in brackets), against psql's whole process and the read_csv " +
-      'statement alone (its whole process in brackets); peak RSS is the highest of all runs.',
+      'statement alone (its whole process in brackets); peak RSS is the highest of all runs. The floor is a ' +
+      'Node process that only COPYs the file in 10 MiB transactions on two connections (no WAL, state or ' +
+      'config), run after each pair: how close a Node process landing the same batches gets on this machine.',
   )
   if (PROFILE) console.log("PROFILED: skipprd ran under --cpu-prof, so these ratios are not the benchmark's.")
   console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))

@@ -4,6 +4,9 @@
  *  (a) records/s and MB/s from a Sender (disk slot, durability=append, acks from a Receiver) to the
  *      receiver's application over loopback, for 1 KiB and 64 KiB records, vs a raw `ws` send loop of the
  *      same records (no persistence, no acks). Target ≥ 0.7× raw at 64 KiB, in the steady state.
+ *      Beside them, a floor for a durable sender here (`durableFloor`): the raw loop sending each
+ *      4 MiB window only after writing it to a file and fdatasync'ing it. What the floor loses to raw
+ *      `ws` is this machine's disk and cores; what the Sender loses to the floor is its own.
  *  (b) time to replay a backlog after reconnect: the sender appends while the receiver is down, then the
  *      receiver comes up and the backlog is read back from disk and delivered; with peak RSS (the backlog
  *      is never held in memory).
@@ -44,6 +47,8 @@ const env = (name: string, fallback: number): number => Number(process.env[name]
 const APPEND_WINDOW_BYTES = 4 * 1024 * KiB
 /** Each side runs this often, alternating, and the best run counts (the machine may be shared). */
 const ROUNDS = env('SKIPPR_BENCH_SF_ROUNDS', 3)
+/** Windows in the floor's file ring (durableFloor), as the Sender keeps retired segment files. */
+const FLOOR_WINDOWS = 8
 
 interface Result {
   records: number
@@ -68,22 +73,24 @@ try {
   for (const size of [1 * KiB, 64 * KiB]) {
     const parts = { warmup: records(warmupMb, size), steady: records(mb, size) }
     let raw: Run | undefined
+    let floor: Run | undefined
     let sf: Run | undefined
     for (let round = 0; round < ROUNDS; round++) {
       raw = fastest(raw, await rawWs(size, parts))
+      floor = fastest(floor, await durableFloor(size, parts))
       sf = fastest(sf, await sfSend(size, parts))
     }
-    if (!raw || !sf) throw new Error('SKIPPR_BENCH_SF_ROUNDS must be at least 1')
+    if (!raw || !floor || !sf) throw new Error('SKIPPR_BENCH_SF_ROUNDS must be at least 1')
     const count = (n: number) => n.toLocaleString('en-US')
     console.log(
       `(a) ${size / KiB} KiB records: ${count(parts.warmup)} cold, then ${count(parts.steady)} steady; best of ${ROUNDS}`,
     )
     for (const part of ['cold', 'steady'] as const) {
       console.log(`    ${part}`)
+      const ratio = (run: Run) => `ratio ${(raw[part].seconds / run[part].seconds).toFixed(2)}×`
       console.log(`      raw ws (no persistence, no acks)   ${rate(raw[part])}`)
-      console.log(
-        `      Sender, durability=append, acked   ${rate(sf[part])}   ratio ${(raw[part].seconds / sf[part].seconds).toFixed(2)}×`,
-      )
+      console.log(`      floor: write+fdatasync, then ws    ${rate(floor[part])}   ${ratio(floor)}`)
+      console.log(`      Sender, durability=append, acked   ${rate(sf[part])}   ${ratio(sf)}`)
     }
   }
   await replayBacklog(env('SKIPPR_BENCH_SF_BACKLOG_MB', 512))
@@ -104,19 +111,65 @@ function records(mb: number, size: number): number {
 /** The raw limit: one ws client sends every record as a binary message. */
 async function rawWs(size: number, parts: Parts): Promise<Run> {
   const server = await receiverProcess('raw', size * parts.warmup, size * (parts.warmup + parts.steady))
-  const client = new WebSocket(`ws://127.0.0.1:${server.port}`, { perMessageDeflate: false })
-  await new Promise((resolve) => client.once('open', resolve))
+  const client = await rawClient(server.port)
   const payload = Buffer.alloc(size, 7)
   const start = now()
-  for (let i = 0; i < parts.warmup + parts.steady; i++) {
-    client.send(payload)
-    // Respect the socket like any real sender would, instead of queueing everything in memory.
-    if (client.bufferedAmount > 4 * 1024 * KiB) await new Promise((resolve) => setImmediate(resolve))
-  }
+  await sendRaw(client, payload, parts.warmup + parts.steady)
   const run = await server.run(start, size, parts)
   client.close()
   server.stop()
   return run
+}
+
+/**
+ * The floor of a durable sender here: the raw loop, but each window of records (what the Sender's
+ * producer keeps in flight) is first written to a file with one writev and fdatasync'd, and only then
+ * sent; the next window's write and sync overlap this one's send. The file is a ring of FLOOR_WINDOWS
+ * windows, overwritten in place as the Sender's reused segment files are. No copy, no frames, no acks,
+ * no receiver logic: what sending only durable records costs on this machine before any work of the
+ * Sender's own.
+ */
+async function durableFloor(size: number, parts: Parts): Promise<Run> {
+  const total = parts.warmup + parts.steady
+  const server = await receiverProcess('raw', size * parts.warmup, size * total)
+  const client = await rawClient(server.port)
+  const file = await fsp.open(path.join(root, `floor-${size}`), 'w+')
+  const payload = Buffer.alloc(size, 7)
+  const window = windowRecords(size)
+  const start = now()
+  let synced = Promise.resolve()
+  let sent = Promise.resolve()
+  for (let i = 0, slot = 0; i < total; i += window, slot = (slot + 1) % FLOOR_WINDOWS) {
+    const count = Math.min(window, total - i)
+    const at = slot * window * size
+    synced = synced.then(async () => {
+      await file.writev(Array<Buffer>(count).fill(payload), at)
+      await file.datasync()
+    })
+    const durable = synced
+    await sent
+    sent = durable.then(() => sendRaw(client, payload, count))
+  }
+  await sent
+  const run = await server.run(start, size, parts)
+  await file.close()
+  client.close()
+  server.stop()
+  return run
+}
+
+async function rawClient(port: number): Promise<WebSocket> {
+  const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false })
+  await new Promise((resolve) => client.once('open', resolve))
+  return client
+}
+
+async function sendRaw(client: WebSocket, payload: Buffer, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    client.send(payload)
+    // Respect the socket like any real sender would, instead of queueing everything in memory.
+    if (client.bufferedAmount > 4 * 1024 * KiB) await new Promise((resolve) => setImmediate(resolve))
+  }
 }
 
 interface Parts {
@@ -194,8 +247,13 @@ async function sfSend(size: number, parts: Parts): Promise<Run> {
   return run
 }
 
+/** Records of `size` bytes in APPEND_WINDOW_BYTES. */
+function windowRecords(size: number): number {
+  return Math.max(1, Math.floor(APPEND_WINDOW_BYTES / size))
+}
+
 async function produce(sender: Sender, payload: Buffer, count: number): Promise<void> {
-  const window = Math.max(1, Math.floor(APPEND_WINDOW_BYTES / payload.length))
+  const window = windowRecords(payload.length)
   for (let i = 0; i < count; i += window) {
     await Promise.all(Array.from({ length: Math.min(window, count - i) }, () => sender.sendBlocking(payload)))
   }
