@@ -198,6 +198,14 @@ describe('runPipeline --once', () => {
 })
 
 /** A memory sink that lets the runner write `concurrentWrites` batches at once, each after `delay`. */
+/** How long a held write waits at most: a premise that never comes true fails an assertion, not the run. */
+const HOLD_LIMIT_MS = 10_000
+
+/**
+ * A sink taking up to three writes at once; each write is held by `hold` (given its arrival, 0 for the
+ * first write) before it lands. Holding on events rather than for set times keeps the order the
+ * tests rely on however slow the machine is.
+ */
 class ConcurrentSink extends MemorySink {
   readonly concurrentWrites = 3
   inFlight = 0
@@ -206,14 +214,24 @@ class ConcurrentSink extends MemorySink {
   readonly outcomes: string[] = []
   reject: bigint | undefined
 
-  constructor(private readonly delay: (arrival: number) => number) {
+  constructor(private readonly hold: (arrival: number) => Promise<unknown>) {
     super()
+  }
+
+  /** Resolves once `condition` holds, or after HOLD_LIMIT_MS. */
+  async until(condition: () => boolean): Promise<void> {
+    const deadline = Date.now() + HOLD_LIMIT_MS
+    while (!condition() && Date.now() < deadline) await sleep(5)
+  }
+
+  get landed(): number {
+    return this.outcomes.filter((status) => status === 'landed').length
   }
 
   override async write(batch: SinkBatch): Promise<WriteOutcome> {
     const arrival = this.inFlight + this.finished.length
     this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight)
-    await sleep(this.delay(arrival))
+    await this.hold(arrival)
     this.inFlight--
     this.finished.push(batch.id.seq)
     const outcome =
@@ -225,8 +243,10 @@ class ConcurrentSink extends MemorySink {
 
 describe('runPipeline with a sink that takes concurrent writes', () => {
   it('overlaps writes up to the limit and marks them landed in commit order, whatever order they end in', async () => {
-    // Every other write is slow, so a later batch often lands before an earlier one.
-    const sink = new ConcurrentSink((arrival) => (arrival % 2 === 0 ? 40 : 5))
+    // The first write is held until a later one has finished, so they end out of commit order.
+    const sink: ConcurrentSink = new ConcurrentSink((arrival) =>
+      arrival === 0 ? sink.until(() => sink.finished.length > 0) : sleep(5),
+    )
     const h = harness(
       dir,
       () => memorySource(itemChunks(12, 5)),
@@ -247,8 +267,11 @@ describe('runPipeline with a sink that takes concurrent writes', () => {
   })
 
   it('keeps a rejected batch and the batches written beside it for the next run, which lands each once', async () => {
-    // The second batch (FSN 2 of a fresh WAL) is slow and rejected; the next ones land meanwhile.
-    const sink = new ConcurrentSink((arrival) => (arrival === 1 ? 60 : 5))
+    // The second batch (FSN 2 of a fresh WAL) is held until a later one has landed beside it, then
+    // rejected.
+    const sink: ConcurrentSink = new ConcurrentSink((arrival) =>
+      arrival === 1 ? sink.until(() => sink.landed >= 2) : sleep(5),
+    )
     sink.reject = 2n
     const h = harness(
       dir,
@@ -257,7 +280,7 @@ describe('runPipeline with a sink that takes concurrent writes', () => {
     )
     const error = await runPipeline(h.options()).catch((e: unknown) => e)
     expect(hasCode(error, BATCH_REJECTED)).toBe(true)
-    const landedBeside = sink.outcomes.filter((status) => status === 'landed').length - 1
+    const landedBeside = sink.landed - 1
     expect(landedBeside).toBeGreaterThan(0)
 
     sink.reject = undefined
