@@ -20,7 +20,7 @@
  * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
  * Run:  pnpm --filter @skippr/bench sf-send
  * The producer keeps 4 MiB of appends in flight (they share fdatasyncs); each side runs
- * SKIPPR_BENCH_SF_ROUNDS times (default 3), alternating, and the best run counts. In (a) both
+ * SKIPPR_BENCH_SF_ROUNDS times (default 3), in turns, and the best run counts. In (a) the
  * receivers run in a process of their own (lib/sf-receiver.mjs), as a server would: in one process
  * with the sender, the receiver's work took the sender's main thread too.
  *
