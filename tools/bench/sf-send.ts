@@ -146,9 +146,8 @@ async function durableFloor(size: number, parts: Parts): Promise<Run> {
       await file.writev(Array<Buffer>(count).fill(payload), at)
       await file.datasync()
     })
-    const durable = synced
     await sent
-    sent = durable.then(() => sendRaw(client, payload, count))
+    sent = synced.then(() => sendRaw(client, payload, count))
   }
   await sent
   const run = await server.run(start, size, parts)
