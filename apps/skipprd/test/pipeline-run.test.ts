@@ -408,10 +408,16 @@ describe('runPipeline schemas', () => {
 describe('runPipeline without --once', () => {
   it('runs until stopped, then flushes the buffer, lands what it can and releases the lease', async () => {
     const stop = new AbortController()
+    // Resolves when the runner asks for more after the chunk: it has taken the chunk in.
+    let chunkTaken!: () => void
+    const following = new Promise<void>((resolve) => {
+      chunkTaken = resolve
+    })
     const tail: Source = {
       discover: async () => [SCHEMA],
       read: async function* (_from, options): AsyncIterable<SourceChunk> {
         yield { ...itemChunks(1, 3)[0]!, offset: 1 }
+        chunkTaken()
         expect(options.follow).toBe(true)
         await new Promise((resolve) => options.signal.addEventListener('abort', resolve))
       },
@@ -428,7 +434,7 @@ describe('runPipeline without --once', () => {
       ...h.options({ once: false, stop: stop.signal }),
       wal: { ...h.options().wal, bufferThresholdBytes: 1 << 20 },
     })
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await following
     stop.abort('SIGTERM')
     expect(await run).toMatchObject({ status: 'completed', rowsRead: 3 })
     const store = await openStateStore({ dataDir: dir })
