@@ -538,8 +538,8 @@ describe('durability modes', () => {
     expect(slot.stats().syncs).toBeLessThan(15) // per-append syncing would be 30
     const before = slot.stats().syncs
     await slot.append(payload(30))
-    await new Promise((r) => setTimeout(r, 350))
-    expect(slot.stats().syncs).toBeGreaterThan(before)
+    // No append follows: only the timer can sync it.
+    await expect.poll(() => slot.stats().syncs, { timeout: 10_000 }).toBeGreaterThan(before)
     await slot.close()
   })
 

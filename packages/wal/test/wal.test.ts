@@ -176,10 +176,10 @@ describe('openWal (disk)', () => {
     const quick = await openWal({ ...options, pipeline: 'quick', maxDelaySeconds: 0.05 })
     opened.push(slow, quick)
     for (const wal of [slow, quick]) await wal.commit(makeBatch(1))
-    await new Promise((resolve) => setTimeout(resolve, 300))
     for (const wal of [slow, quick]) await landAll(wal)
+    // Landed at once, but trimmed only once its timer has sealed the file.
+    await expect.poll(() => segmentsWithData('quick'), { timeout: 10_000 }).toEqual([])
     expect(await segmentsWithData('slow')).toHaveLength(1) // still being written: kept
-    expect(await segmentsWithData('quick')).toEqual([]) // sealed, landed, trimmed
     // The next commit starts a new file and is read back as usual.
     await quick.commit(makeBatch(2))
     expect((await pendingOf(quick)).map((b) => offsetK(b.offset))).toEqual([2])
