@@ -14,8 +14,10 @@
  * all in files already open. A segment that vanishes between listing and opening makes it list again.
  * Trimmed segments may also be reused for new frames while a snapshot holds them open. The new
  * frames fail the old segment's CRC checks, but frames skipped by their length fields are not checked,
- * so every frame is returned only after the segment's header is seen unchanged (`stillHolds`), and
- * the snapshot ends early rather than return a reused file's frames under old FSNs.
+ * so every frame is returned only after the segment's header is seen unchanged (`stillHolds`). A file
+ * found reused was trimmed, so every frame it held is acked by then (invariant 4): the snapshot reads
+ * the watermark again and goes on after it in the files it holds, skipping the frames acked meanwhile
+ * (`ackedFsn` rises with it). Ending there instead would leave out frames that were unacked all along.
  */
 import path from 'node:path'
 import type { SlotFrame } from './base-slot.js'
@@ -48,7 +50,10 @@ interface OpenSegment {
 }
 
 export interface SlotSnapshot {
-  /** The ack watermark the snapshot starts after. */
+  /**
+   * The ack watermark the frames follow: the one read at the start, or a later one read when a file
+   * the snapshot holds was trimmed and reused while frames() read it (frames() then steps over to it).
+   */
   readonly ackedFsn: bigint
   /**
    * The unacked frames from `fromFsn` on (default: all), in FSN order, each payload a copy the
@@ -70,7 +75,7 @@ export async function openSlotSnapshot(options: SlotSnapshotOptions): Promise<Sl
     if (segments !== undefined) {
       const acked = await watermarkOf(io, dir, segments[0]?.baseSeq)
       // A watermark that went backwards means the slot was cleared and started again meanwhile.
-      if (before === undefined || acked >= before) return new Snapshot(segments, acked)
+      if (before === undefined || acked >= before) return new Snapshot(io, dir, segments, acked)
       await closeAll(segments)
     }
     if (attempt === MAX_ATTEMPTS) {
@@ -126,13 +131,19 @@ class Snapshot implements SlotSnapshot {
   private closed = false
 
   constructor(
+    private readonly io: SlotFs,
+    private readonly dir: string,
     private readonly segments: readonly OpenSegment[],
-    readonly ackedFsn: bigint,
+    private acked: bigint,
   ) {}
+
+  get ackedFsn(): bigint {
+    return this.acked
+  }
 
   async *frames(fromFsn = 0n): AsyncGenerator<SlotFrame> {
     try {
-      let next = fromFsn > this.ackedFsn ? fromFsn : this.ackedFsn + 1n
+      let next = fromFsn > this.acked ? fromFsn : this.acked + 1n
       for (const [i, segment] of this.segments.entries()) {
         const successor = this.segments[i + 1]
         // Wholly acked (trimming has not caught up): nothing in it to read.
@@ -143,6 +154,12 @@ class Snapshot implements SlotSnapshot {
           if (frame.fsn > next) return
           yield frame
           next++
+        }
+        // Trimmed and reused under this read: its frames, and maybe the next files', are acked now.
+        if (!(await stillHolds(segment))) {
+          const acked = await watermarkOf(this.io, this.dir, undefined)
+          if (acked > this.acked) this.acked = acked
+          if (this.acked >= next) next = this.acked + 1n
         }
       }
     } finally {

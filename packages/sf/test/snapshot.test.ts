@@ -64,6 +64,21 @@ describe('openSlotSnapshot', () => {
     expect(await read()).toEqual(Array.from({ length: 30 }, (_, i) => `${31 + i}:g${31 + i}`))
   })
 
+  it('goes on after the watermark when a file it holds is trimmed and reused while it reads', async () => {
+    const s = await writer(30) // 10 frames to a segment: 1–10, 11–20, 21–30
+    const snapshot = await openSlotSnapshot({ sfDir, senderId: 's' })
+    expect(snapshot.ackedFsn).toBe(0n)
+    // The first two segments are acked and trimmed, and their files reused for new frames.
+    await s.ack(20n)
+    for (let i = 31; i <= 50; i++) await s.append(Buffer.from(`g${i}`.padEnd(40, '.')))
+    const seen: string[] = []
+    for await (const frame of snapshot.frames())
+      seen.push(`${frame.fsn}:${Buffer.from(frame.payload).toString().split('.')[0]}`)
+    // The frames after the watermark it finds, up to the last one that existed when it opened.
+    expect(seen).toEqual(expected(21, 30))
+    expect(snapshot.ackedFsn).toBe(20n)
+  })
+
   it('ends at the first frame it cannot read whole: the rest is not a prefix', async () => {
     const s = await writer(30)
     await s.close()

@@ -36,7 +36,11 @@ export interface WalSnapshot {
   readonly pipeline: string
   /** The epoch of the batches in the snapshot; undefined for a pipeline whose WAL was never opened. */
   readonly epoch: string | undefined
-  /** Seq of the last landed batch (0 when none landed): the snapshot holds the batches after it. */
+  /**
+   * Seq of the last landed batch (0 when none landed): the snapshot holds the batches after it. It may
+   * rise while batches() reads: a WAL file trimmed and reused under the reader means the batches in it,
+   * and maybe some after them, landed meanwhile, and batches() steps over them.
+   */
   readonly landedSeq: bigint
   /**
    * The pending batches, oldest first, one at a time; with `afterSeq` only those after that seq,
