@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   isLocalOwnerGone,
@@ -23,6 +24,12 @@ async function parentView(dataDir: string) {
   const store = await openStateStore({ dataDir, workspace: 'test' })
   opened.push(store)
   return store.pipeline('p')
+}
+
+/** Resolves once process `pid` is stopped (state `T` in /proc). */
+async function stopped(pid: number): Promise<void> {
+  const state = async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]
+  await expect.poll(state, { timeout: 10_000, interval: 5 }).toBe('T')
 }
 
 function holder(dataDir: string, owner: string, ttlMs: number, waitMs: number): Child {
@@ -77,12 +84,14 @@ describe('writer lease across processes', () => {
     const oldToken = BigInt((await old.next('acquired')).token as string)
     expect(await old.command('write 1')).toMatchObject({ ok: true })
 
-    // Its automatic heartbeat keeps the lease for longer than a TTL.
+    // Its heartbeats keep the lease for longer than a TTL.
     await expect(p.acquireLease({ owner: 'parent', waitMs: 2 * TTL, pollMs: 20 })).rejects.toMatchObject({
       code: LEASE_UNAVAILABLE,
     })
 
-    old.kill('SIGSTOP')
+    // It stops itself between two heartbeats (see `freeze` in the fixture).
+    old.send('freeze')
+    await stopped(old.process.pid!)
     const lease = await p.acquireLease({
       owner: 'parent',
       waitMs: 10 * TTL,
@@ -93,6 +102,7 @@ describe('writer lease across processes', () => {
     await p.saveResumeOffset({ owner: 'parent', seq: 2 }, { fence: lease.token })
 
     old.kill('SIGCONT')
+    expect(await old.next('reply')).toMatchObject({ command: 'freeze', ok: true })
     expect(await old.next('lost')).toMatchObject({ code: LEASE_LOST })
     expect(await old.command('write 3')).toMatchObject({ ok: false, code: STALE_FENCE })
     expect(await old.command('heartbeat')).toMatchObject({ ok: false, code: LEASE_LOST })
