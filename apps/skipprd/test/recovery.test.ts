@@ -7,10 +7,13 @@ import { rentalCounts } from './support/duckdb.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 const ROWS = 20_000
-/** Two hundred 1,000-row batches: enough that a run is still landing when it is killed, however fast. */
-const CRASH_ROWS = 200_000
 /** Kill rounds of the crash test; the chaos harness (tools/chaos) runs hundreds. */
 const KILLS = Number(process.env.SKIPPR_TEST_KILLS ?? 3)
+/**
+ * 1,000-row batches, enough that every run is still landing when it is killed, however fast: a run
+ * lands about 25,000 rows here before its kill, so 70,000 a kill leaves room (200,000 at least).
+ */
+const CRASH_ROWS = Math.max(200_000, 70_000 * KILLS)
 
 let p: Project
 beforeEach(async () => {
