@@ -11,12 +11,15 @@ export interface MatchedFile {
 }
 
 /**
- * `file` opened for reading, with what it is now (the handle keeps reading this file even if another
- * is renamed over it); undefined when it vanished since it was listed.
+ * Opens `file` for reading and hands the handle, with what the file is now, to `use` (the handle keeps
+ * reading this file even if another is renamed over it). Undefined when the file vanished since it
+ * was listed. The handle is closed again when `use` throws or returns undefined; otherwise what `use`
+ * returns owns it.
  */
-export async function openMatched(
+export async function openMatched<T>(
   file: MatchedFile,
-): Promise<{ handle: FileHandle; stats: Stats } | undefined> {
+  use: (handle: FileHandle, stats: Stats) => Promise<T | undefined>,
+): Promise<T | undefined> {
   let handle: FileHandle
   try {
     handle = await open(file.path, 'r')
@@ -24,11 +27,20 @@ export async function openMatched(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw new FileReadError(file.key, error)
   }
+  let stats: Stats
   try {
-    return { handle, stats: await handle.stat() }
+    stats = await handle.stat()
   } catch (error) {
     await handle.close()
     throw new FileReadError(file.key, error)
+  }
+  try {
+    const opened = await use(handle, stats)
+    if (opened === undefined) await handle.close()
+    return opened
+  } catch (error) {
+    await handle.close()
+    throw error
   }
 }
 

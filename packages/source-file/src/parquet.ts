@@ -79,10 +79,7 @@ export class ParquetReader {
     previous: FilePosition | undefined,
     logger: Logger,
   ): Promise<ParquetReader | undefined> {
-    const opened = await openMatched(file)
-    if (!opened) return undefined
-    const { handle, stats } = opened
-    try {
+    return openMatched(file, async (handle, stats) => {
       const { size, ino } = stats
       const buffer = fileBuffer(file, handle, size)
       if (!(await isComplete(buffer))) {
@@ -90,7 +87,6 @@ export class ParquetReader {
           file: file.key,
           bytes: size,
         })
-        await handle.close()
         return undefined
       }
       const metadata = await parquetMetadataAsync(buffer).catch((error: unknown) => {
@@ -115,10 +111,7 @@ export class ParquetReader {
         stamp(stats),
         row,
       )
-    } catch (error) {
-      await handle.close()
-      throw error
-    }
+    })
   }
 
   get fields(): Field[] {

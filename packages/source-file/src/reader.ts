@@ -57,17 +57,11 @@ export class FileReader {
     previous: FilePosition | undefined,
     options: ReaderOptions,
   ): Promise<FileReader | undefined> {
-    const opened = await openMatched(file)
-    if (!opened) return undefined
-    const { handle, stats } = opened
-    try {
+    return openMatched(file, async (handle, stats) => {
       const reader = new FileReader(file, handle, String(stats.ino), options)
       await reader.resume(previous)
       return reader
-    } catch (error) {
-      await handle.close()
-      throw error
-    }
+    })
   }
 
   get position(): FilePosition {

@@ -112,13 +112,7 @@ export class FileSource implements Source {
         sampled = true
         const schema = (await tracker.newKeys(reader, block)) ?? sampledSchema
         positions.set(file.key, block.position)
-        const chunk = {
-          namespace: this.namespace,
-          format: this.config.format,
-          rows: block.rows,
-          body: block.body,
-        }
-        yield { ...chunk, offset: toOffset(positions), ...(schema ? { schema } : {}) }
+        yield this.chunk(this.reader.format, block, positions, schema)
         if (options.signal.aborted) return
       }
       if (reader.leftover > 0 && !options.follow) {
@@ -134,6 +128,17 @@ export class FileSource implements Source {
     } finally {
       await reader.close()
     }
+  }
+
+  /** A block of rows as a chunk: its offset holds every file's position so far. */
+  private chunk(
+    format: 'csv' | 'jsonl',
+    block: { readonly rows: number; readonly body: Uint8Array },
+    positions: FilePositions,
+    schema: NamespaceSchema | undefined,
+  ): SourceChunk {
+    const chunk = { namespace: this.namespace, format, rows: block.rows, body: block.body }
+    return { ...chunk, offset: toOffset(positions), ...(schema ? { schema } : {}) }
   }
 
   private async *readParquet(
@@ -155,13 +160,7 @@ export class FileSource implements Source {
           return
         }
         positions.set(file.key, block.position)
-        const chunk = {
-          namespace: this.namespace,
-          format: 'csv' as const,
-          rows: block.rows,
-          body: block.body,
-        }
-        yield { ...chunk, offset: toOffset(positions), ...(schema ? { schema } : {}) }
+        yield this.chunk('csv', block, positions, schema)
         schema = undefined
         if (options.signal.aborted) return
       }
