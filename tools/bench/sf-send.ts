@@ -6,7 +6,10 @@
  *      same records (no persistence, no acks). Target ≥ 0.7× raw at 64 KiB, in the steady state.
  *      Beside them, a floor for a durable sender here (`durableFloor`): the raw loop sending each
  *      4 MiB window only after writing it to a file and fdatasync'ing it. What the floor loses to raw
- *      `ws` is this machine's disk and cores; what the Sender loses to the floor is its own.
+ *      `ws` is this machine's disk and cores. And the least any durable, acknowledged sender does here
+ *      (`minimalSender`): the floor plus a private copy and a CRC32C of each record, sent as DATA
+ *      messages to the same Receiver as the Sender's, which acknowledges them. What the Sender loses
+ *      to that is its own (segments, trims, the watermark, replay and the rest of the issue).
  *  (b) time to replay a backlog after reconnect: the sender appends while the receiver is down, then the
  *      receiver comes up and the backlog is read back from disk and delivered; with peak RSS (the backlog
  *      is never held in memory).
@@ -31,13 +34,15 @@
  *       SKIPPR_BENCH_DIR            where the slot goes (default: the OS temp dir)
  */
 import { spawn } from 'node:child_process'
+import type { FileHandle } from 'node:fs/promises'
 import * as fsp from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { createReceiver, Sender } from '@skippr/sf'
+import { crc32c } from '@node-rs/crc32'
+import { createReceiver, Sender, SUBPROTOCOL } from '@skippr/sf'
 import { WebSocket, WebSocketServer } from 'ws'
 
 const MB = 1_000_000
@@ -47,8 +52,16 @@ const env = (name: string, fallback: number): number => Number(process.env[name]
 const APPEND_WINDOW_BYTES = 4 * 1024 * KiB
 /** Each side runs this often, alternating, and the best run counts (the machine may be shared). */
 const ROUNDS = env('SKIPPR_BENCH_SF_ROUNDS', 3)
-/** Windows in the floor's file ring (durableFloor), as the Sender keeps retired segment files. */
+/** Windows in the file ring of durableFloor and minimalSender, as the Sender keeps retired segment files. */
 const FLOOR_WINDOWS = 8
+/** minimalSender's bytes before each payload: a CRC32C, then a DATA message's header for one record. */
+const CRC_BYTES = 4
+const DATA_HEADER_BYTES = 1 + 8 + 4 + 4
+/** minimalSender's message types, from the wire protocol in the package README. */
+const MINIMAL_HELLO = 0x01
+const MINIMAL_DATA = 0x02
+const MINIMAL_WELCOME = 0x81
+const MINIMAL_ACK = 0x82
 
 interface Result {
   records: number
@@ -74,13 +87,15 @@ try {
     const parts = { warmup: records(warmupMb, size), steady: records(mb, size) }
     let raw: Run | undefined
     let floor: Run | undefined
+    let minimal: Run | undefined
     let sf: Run | undefined
     for (let round = 0; round < ROUNDS; round++) {
       raw = fastest(raw, await rawWs(size, parts))
       floor = fastest(floor, await durableFloor(size, parts))
+      minimal = fastest(minimal, await minimalSender(size, parts))
       sf = fastest(sf, await sfSend(size, parts))
     }
-    if (!raw || !floor || !sf) throw new Error('SKIPPR_BENCH_SF_ROUNDS must be at least 1')
+    if (!raw || !floor || !minimal || !sf) throw new Error('SKIPPR_BENCH_SF_ROUNDS must be at least 1')
     const count = (n: number) => n.toLocaleString('en-US')
     console.log(
       `(a) ${size / KiB} KiB records: ${count(parts.warmup)} cold, then ${count(parts.steady)} steady; best of ${ROUNDS}`,
@@ -90,6 +105,7 @@ try {
       const ratio = (run: Run) => `ratio ${(raw[part].seconds / run[part].seconds).toFixed(2)}×`
       console.log(`      raw ws (no persistence, no acks)   ${rate(raw[part])}`)
       console.log(`      floor: write+fdatasync, then ws    ${rate(floor[part])}   ${ratio(floor)}`)
+      console.log(`      + copy, CRC, DATA, acked           ${rate(minimal[part])}   ${ratio(minimal)}`)
       console.log(`      Sender, durability=append, acked   ${rate(sf[part])}   ${ratio(sf)}`)
     }
   }
@@ -114,7 +130,7 @@ async function rawWs(size: number, parts: Parts): Promise<Run> {
   const client = await rawClient(server.port)
   const payload = Buffer.alloc(size, 7)
   const start = now()
-  await sendRaw(client, payload, parts.warmup + parts.steady)
+  await sendRaw(client, Array<Buffer>(parts.warmup + parts.steady).fill(payload))
   const run = await server.run(start, size, parts)
   client.close()
   server.stop()
@@ -123,11 +139,9 @@ async function rawWs(size: number, parts: Parts): Promise<Run> {
 
 /**
  * The floor of a durable sender here: the raw loop, but each window of records (what the Sender's
- * producer keeps in flight) is first written to a file with one writev and fdatasync'd, and only then
- * sent; the next window's write and sync overlap this one's send. The file is a ring of FLOOR_WINDOWS
- * windows, overwritten in place as the Sender's reused segment files are. No copy, no frames, no acks,
- * no receiver logic: what sending only durable records costs on this machine before any work of the
- * Sender's own.
+ * producer keeps in flight) is first written to a file and fdatasync'd, and only then sent
+ * (`sendDurably`). No copy, no frames, no acks, no receiver logic: what sending only durable records
+ * costs on this machine before any work of the Sender's own.
  */
 async function durableFloor(size: number, parts: Parts): Promise<Run> {
   const total = parts.warmup + parts.steady
@@ -135,26 +149,109 @@ async function durableFloor(size: number, parts: Parts): Promise<Run> {
   const client = await rawClient(server.port)
   const file = await fsp.open(path.join(root, `floor-${size}`), 'w+')
   const payload = Buffer.alloc(size, 7)
-  const window = windowRecords(size)
   const start = now()
-  let synced = Promise.resolve()
-  let sent = Promise.resolve()
-  for (let i = 0, slot = 0; i < total; i += window, slot = (slot + 1) % FLOOR_WINDOWS) {
-    const count = Math.min(window, total - i)
-    const at = slot * window * size
-    synced = synced.then(async () => {
-      await file.writev(Array<Buffer>(count).fill(payload), at)
-      await file.datasync()
-    })
-    await sent
-    sent = synced.then(() => sendRaw(client, payload, count))
-  }
-  await sent
+  await sendDurably(client, file, total, windowRecords(size), (_, count) =>
+    Array<Buffer>(count).fill(payload),
+  )
   const run = await server.run(start, size, parts)
   await file.close()
   client.close()
   server.stop()
   return run
+}
+
+/**
+ * The least a durable, acknowledged sender does here, written from the wire protocol in the package
+ * README: the floor, plus a private copy of each record (its caller may reuse its buffer) with a
+ * CRC32C over it, each record sent as a DATA message of its own to the same Receiver process as the
+ * Sender's, and the run ends when the last record is acknowledged. No segments, rotation, trims,
+ * watermark, replay or backpressure: a bound for the Sender, not a sender.
+ */
+async function minimalSender(size: number, parts: Parts): Promise<Run> {
+  const total = parts.warmup + parts.steady
+  const server = await receiverProcess('sf', parts.warmup, total)
+  const { client, acked } = await minimalClient(server.port, BigInt(total))
+  const file = await fsp.open(path.join(root, `minimal-${size}`), 'w+')
+  const payload = Buffer.alloc(size, 7)
+  const start = now()
+  await sendDurably(
+    client,
+    file,
+    total,
+    windowRecords(size),
+    (first, count) =>
+      Array.from({ length: count }, (_, k) => {
+        const frame = Buffer.allocUnsafe(CRC_BYTES + DATA_HEADER_BYTES + size)
+        frame[CRC_BYTES] = MINIMAL_DATA
+        frame.writeBigUInt64BE(BigInt(first + k + 1), CRC_BYTES + 1)
+        frame.writeUInt32BE(1, CRC_BYTES + 9)
+        frame.writeUInt32BE(size, CRC_BYTES + 13)
+        frame.set(payload, CRC_BYTES + DATA_HEADER_BYTES)
+        frame.writeUInt32BE(crc32c(frame.subarray(CRC_BYTES + DATA_HEADER_BYTES)), 0)
+        return frame
+      }),
+    (frame) => frame.subarray(CRC_BYTES),
+  )
+  await acked
+  const run = await server.run(start, size, parts)
+  await file.close()
+  client.close()
+  server.stop()
+  return run
+}
+
+/** A connection that said HELLO and got WELCOME; `acked` resolves once FSN `last` is acknowledged. */
+async function minimalClient(
+  port: number,
+  last: bigint,
+): Promise<{ client: WebSocket; acked: Promise<void> }> {
+  const client = new WebSocket(`ws://127.0.0.1:${port}`, SUBPROTOCOL, { perMessageDeflate: false })
+  await new Promise((resolve) => client.once('open', resolve))
+  const id = Buffer.from('bench-minimal')
+  client.send(Buffer.concat([Buffer.of(MINIMAL_HELLO, 0, 0, id.length), id]))
+  let welcomed!: () => void
+  let acked!: () => void
+  const welcome = new Promise<void>((resolve) => (welcomed = resolve))
+  const done = new Promise<void>((resolve) => (acked = resolve))
+  client.on('message', (message: Buffer) => {
+    if (message[0] === MINIMAL_WELCOME) welcomed()
+    else if (message[0] === MINIMAL_ACK && message.readBigUInt64BE(1) >= last) acked()
+    else if (message[0] !== MINIMAL_ACK) throw new Error(`the receiver sent message type ${message[0]}`)
+  })
+  await welcome
+  return { client, acked: done }
+}
+
+/**
+ * Sends `total` records in windows of `window`: each window's buffers (`windowOf`, given the index of
+ * its first record) are written to `file` with one writev and fdatasync'd, then sent, as `toSend` of
+ * each; the next window's write and sync overlap this one's send. The file is a ring of FLOOR_WINDOWS
+ * windows, overwritten in place as the Sender's reused segment files are.
+ */
+async function sendDurably(
+  client: WebSocket,
+  file: FileHandle,
+  total: number,
+  window: number,
+  windowOf: (first: number, count: number) => Buffer[],
+  toSend: (written: Buffer) => Buffer = (written) => written,
+): Promise<void> {
+  let synced = Promise.resolve()
+  let sent = Promise.resolve()
+  /** Where the window written last ends: windows lie end to end, from the start again at slot 0. */
+  let end = 0
+  for (let i = 0, slot = 0; i < total; i += window, slot = (slot + 1) % FLOOR_WINDOWS) {
+    const buffers = windowOf(i, Math.min(window, total - i))
+    const position = slot === 0 ? 0 : end
+    end = buffers.reduce((at, buffer) => at + buffer.length, position)
+    synced = synced.then(async () => {
+      await file.writev(buffers, position)
+      await file.datasync()
+    })
+    await sent
+    sent = synced.then(() => sendRaw(client, buffers.map(toSend)))
+  }
+  await sent
 }
 
 async function rawClient(port: number): Promise<WebSocket> {
@@ -163,9 +260,9 @@ async function rawClient(port: number): Promise<WebSocket> {
   return client
 }
 
-async function sendRaw(client: WebSocket, payload: Buffer, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    client.send(payload)
+async function sendRaw(client: WebSocket, messages: readonly Buffer[]): Promise<void> {
+  for (const message of messages) {
+    client.send(message)
     // Respect the socket like any real sender would, instead of queueing everything in memory.
     if (client.bufferedAmount > 4 * 1024 * KiB) await new Promise((resolve) => setImmediate(resolve))
   }
@@ -191,6 +288,10 @@ async function receiverProcess(mode: 'raw' | 'sf', warmup: number, total: number
   const child = spawn(process.execPath, [script, mode, String(warmup), String(total)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
+  // A bench that fails half way must not leave a receiver listening.
+  const killChild = () => child.kill()
+  process.on('exit', killChild)
+  child.on('exit', () => process.off('exit', killChild))
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   const next = async () => {
     const line = await lines.next()
@@ -273,7 +374,8 @@ async function replayBacklog(mb: number): Promise<void> {
   await produce(sender, payload, count)
   const appendSeconds = (performance.now() - appendStart) / 1000
   let delivered = 0
-  let peakRss = process.memoryUsage.rss()
+  const rssBefore = process.memoryUsage.rss()
+  let peakRss = rssBefore
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss())
   }, 20)
@@ -297,7 +399,7 @@ async function replayBacklog(mb: number): Promise<void> {
   )
   console.log(
     `    replayed from disk and acked in ${seconds.toFixed(2)} s = ${((count * size) / MB / seconds).toFixed(1)} MB/s ` +
-      `(incl. reconnect backoff ≤ 100 ms), peak RSS ${(peakRss / MB).toFixed(0)} MB, reconnects ${counters.totalReconnectsSucceeded}`,
+      `(incl. reconnect backoff ≤ 100 ms), peak RSS ${(peakRss / MB).toFixed(0)} MB (${(rssBefore / MB).toFixed(0)} MB when the receiver came up: the runs of (a) left it), reconnects ${counters.totalReconnectsSucceeded}`,
   )
 }
 
