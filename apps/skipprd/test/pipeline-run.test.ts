@@ -197,7 +197,6 @@ describe('runPipeline --once', () => {
   })
 })
 
-/** A memory sink that lets the runner write `concurrentWrites` batches at once, each after `delay`. */
 /** How long a held write waits at most: a premise that never comes true fails an assertion, not the run. */
 const HOLD_LIMIT_MS = 10_000
 

@@ -137,8 +137,14 @@ export class FileSource implements Source {
     positions: FilePositions,
     schema: NamespaceSchema | undefined,
   ): SourceChunk {
-    const chunk = { namespace: this.namespace, format, rows: block.rows, body: block.body }
-    return { ...chunk, offset: toOffset(positions), ...(schema ? { schema } : {}) }
+    return {
+      namespace: this.namespace,
+      format,
+      rows: block.rows,
+      body: block.body,
+      offset: toOffset(positions),
+      ...(schema ? { schema } : {}),
+    }
   }
 
   private async *readParquet(
