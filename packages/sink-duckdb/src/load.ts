@@ -96,18 +96,24 @@ async function removeOrphans(parent: string): Promise<void> {
 
 /**
  * Appends the rows of `parts` (one format, one schema) to `table` inside the caller's transaction,
- * in one statement over their spooled files; returns the rows inserted.
+ * in one statement over their spooled files, sent with the statement `before` (if any) in one round
+ * trip; returns the rows inserted.
  */
 export async function loadParts(
   conn: DuckDBConnection,
   table: string,
   parts: readonly Part[],
   paths: ReadonlyMap<BatchPart, string>,
+  before?: string,
 ): Promise<number> {
   const [first] = parts
   const files = parts.flatMap((part) => paths.get(part) ?? [])
-  if (first === undefined || files.length === 0) return 0
-  const result = await conn.run(insertSql(table, first, files))
+  if (first === undefined || files.length === 0) {
+    if (before) await conn.run(before)
+    return 0
+  }
+  const insert = insertSql(table, first, files)
+  const result = await conn.run(before ? `${before}; ${insert}` : insert)
   return result.rowsChanged
 }
 

@@ -18,7 +18,14 @@ import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { ConnectorContext, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
+import type {
+  BatchPart,
+  ConnectorContext,
+  NamespaceSchema,
+  Sink,
+  SinkBatch,
+  WriteOutcome,
+} from '@skippr/connector-api'
 import { alreadyLanded, batchKey, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
 import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
@@ -32,10 +39,11 @@ import {
   DuckdbUnavailableError,
   DuckdbWriteError,
 } from './errors.js'
-import { batchStatus, ensureLedger, raiseFence, recordLanded } from './ledger.js'
+import { batchStatuses, batchStatusQuery, ledgerTablesSql, raiseFenceSql, recordLandedSql } from './ledger.js'
 import { LoadFiles, loadParts, type Part, type Spooled } from './load.js'
 import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
+import { BEGIN, rollBack } from './transaction.js'
 
 interface Open {
   readonly instance: DuckDBInstance
@@ -105,7 +113,7 @@ export class DuckdbSink implements Sink {
   prepare(schema: NamespaceSchema): Promise<void> {
     return this.serial(async () => {
       const { conn } = await this.open()
-      await transaction(conn, () => ensureTable(conn, this.dbSchema, schema)).catch((error: unknown) => {
+      await ensureTable(conn, this.dbSchema, schema).catch((error: unknown) => {
         throw new DuckdbSchemaError(tableName(this.dbSchema, schema.namespace), error)
       })
     })
@@ -194,7 +202,7 @@ export class DuckdbSink implements Sink {
     // Open: the writes' files were spooled into it.
     const { conn } = await this.open()
     if (writes.length > 1) {
-      const together = await transaction(conn, () => this.land(conn, writes)).catch(() => undefined)
+      const together = await this.land(conn, writes).catch(() => undefined)
       if (together) return together
     }
     const outcomes: WriteOutcome[] = []
@@ -205,7 +213,7 @@ export class DuckdbSink implements Sink {
   private async landAlone(conn: DuckDBConnection, write: SpooledWrite): Promise<WriteOutcome> {
     const { batch } = write
     try {
-      const [outcome] = await transaction(conn, () => this.land(conn, [write]))
+      const [outcome] = await this.land(conn, [write])
       return outcome!
     } catch (error) {
       if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED)) return cannotLand(error)
@@ -214,46 +222,75 @@ export class DuckdbSink implements Sink {
     }
   }
 
-  /** Lands the batches that did not land before, inside the caller's transaction. */
+  /**
+   * Lands the batches that did not land before, in one transaction of three round trips: BEGIN with
+   * the ledger's statuses, the load (after the fence, when it must be raised), and the identities
+   * with COMMIT. Rolled back when any of it fails.
+   */
   private async land(conn: DuckDBConnection, writes: readonly SpooledWrite[]): Promise<WriteOutcome[]> {
-    const toLand: SinkBatch[] = []
-    const outcomes: WriteOutcome[] = []
-    const paths = new Map(writes.flatMap(({ files }) => [...files.paths]))
-    for (const { batch } of writes) {
-      const status = await batchStatus(conn, this.dbSchema, batch.id)
-      if (status.fence !== undefined && status.fence > batch.fence)
-        throw new DuckdbFencedError(batch.id.pipeline, batch.fence, status.fence)
-      if (status.fence !== batch.fence) await raiseFence(conn, this.dbSchema, batch.id.pipeline, batch.fence)
-      if (status.landed) outcomes.push(alreadyLanded())
-      else {
-        toLand.push(batch)
-        outcomes.push(landed(batch.parts.reduce((rows, part) => rows + part.rows, 0)))
+    const ids = writes.map(({ batch }) => batch.id)
+    try {
+      const statuses = batchStatuses(
+        await conn.run(`${BEGIN}${batchStatusQuery(this.dbSchema, ids)}`),
+        writes.length,
+      )
+      const toLand: SinkBatch[] = []
+      const outcomes: WriteOutcome[] = []
+      const fences = new Map<string, bigint | undefined>()
+      for (const [i, { batch }] of writes.entries()) {
+        const { pipeline } = batch.id
+        const fence = fences.has(pipeline) ? fences.get(pipeline) : statuses[i]!.fence
+        if (fence !== undefined && fence > batch.fence)
+          throw new DuckdbFencedError(pipeline, batch.fence, fence)
+        if (fence !== batch.fence) await conn.run(raiseFenceSql(this.dbSchema, pipeline, batch.fence))
+        fences.set(pipeline, batch.fence)
+        if (statuses[i]!.landed) outcomes.push(alreadyLanded())
+        else {
+          toLand.push(batch)
+          outcomes.push(landed(batch.parts.reduce((rows, part) => rows + part.rows, 0)))
+        }
       }
+      await this.load(conn, toLand, new Map(writes.flatMap(({ files }) => [...files.paths])))
+      const landing = toLand.map((batch) => batch.id)
+      await conn.run(`${landing.length > 0 ? `${recordLandedSql(this.dbSchema, landing)}; ` : ''}COMMIT`)
+      return outcomes
+    } catch (error) {
+      return rollBack(conn, error)
     }
-    await this.preserveOrder(conn, toLand.length < 2)
-    for (const parts of byTable(toLand.flatMap((batch) => batch.parts))) {
+  }
+
+  /** Loads the batches' parts, one statement per table. */
+  private async load(
+    conn: DuckDBConnection,
+    batches: readonly SinkBatch[],
+    paths: ReadonlyMap<BatchPart, string>,
+  ): Promise<void> {
+    let setting = this.orderSetting(batches.length < 2)
+    // Unknown until the statement that changes it succeeds.
+    if (setting) this.preservingOrder = undefined
+    for (const parts of byTable(batches.flatMap((batch) => batch.parts))) {
       const table = tableName(this.dbSchema, parts[0]!.namespace)
       try {
-        await loadParts(conn, table, parts, paths)
+        await loadParts(conn, table, parts, paths, setting?.sql)
       } catch (error) {
         const message = error instanceof Error ? error.message : ''
         throw DATA_ERROR.test(message)
           ? new DuckdbRejectedError(table, error)
           : new DuckdbWriteError(`table ${table}`, error)
       }
+      if (setting) this.preservingOrder = setting.preserve
+      setting = undefined
     }
-    for (const batch of toLand) await recordLanded(conn, this.dbSchema, batch.id)
-    return outcomes
   }
 
   /**
    * Rows have no order to keep, but keeping it is faster for one file (about 10%), and turning it off
    * lets DuckDB's threads split a statement over several files (without, two files load one at a time).
+   * The SET statement goes with the load, when the connection's setting must change.
    */
-  private async preserveOrder(conn: DuckDBConnection, preserve: boolean): Promise<void> {
-    if (this.preservingOrder === preserve) return
-    await conn.run(`SET preserve_insertion_order = ${preserve}`)
-    this.preservingOrder = preserve
+  private orderSetting(preserve: boolean): { sql: string; preserve: boolean } | undefined {
+    if (this.preservingOrder === preserve) return undefined
+    return { sql: `SET preserve_insertion_order = ${preserve}`, preserve }
   }
 
   /** Opens the database on first use, so a locked file is a retryable write, not a start-up failure. */
@@ -278,8 +315,7 @@ export class DuckdbSink implements Sink {
     let conn: DuckDBConnection | undefined
     try {
       conn = await instance.connect()
-      for (const setting of this.settings) await conn.run(setting)
-      await transaction(conn, () => ensureLedger(conn!, this.dbSchema))
+      await conn.run([...this.settings, `${BEGIN}${ledgerTablesSql(this.dbSchema)}`, 'COMMIT'].join('; '))
       return { instance, conn, files: await LoadFiles.create(this.tempParent) }
     } catch (error) {
       // An open connection keeps the cached instance alive, and the next fromCache of this file
@@ -325,18 +361,4 @@ function loadSettings(config: DuckdbConfig): string[] {
     "SET allocator_bulk_deallocation_flush_threshold = '32MB'",
     ...(config.threads === undefined ? [] : [`SET threads = ${config.threads}`]),
   ]
-}
-
-/** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
-async function transaction<T>(conn: DuckDBConnection, work: () => Promise<T>): Promise<T> {
-  await conn.run('BEGIN TRANSACTION')
-  let result: T
-  try {
-    result = await work()
-  } catch (error) {
-    await conn.run('ROLLBACK')
-    throw error
-  }
-  await conn.run('COMMIT')
-  return result
 }

@@ -6,16 +6,17 @@
  * and blocks ALTER COLUMN TYPE, and a source that repeats a key (an updated row) would make the
  * whole batch fail forever. Batches never land twice thanks to the batch identity instead.
  */
-import type { DuckDBConnection } from '@duckdb/node-api'
+import type { DuckDBConnection, DuckDBMaterializedResult } from '@duckdb/node-api'
 import type { NamespaceSchema } from '@skippr/connector-api'
 import { widenFieldType } from '@skippr/connector-api'
 import { columnType, fieldTypeOf, ident, literal } from './sql.js'
+import { BEGIN, rollBack } from './transaction.js'
 
 export function tableName(dbSchema: string, namespace: string): string {
   return `${ident(dbSchema)}.${ident(namespace)}`
 }
 
-/** Runs inside the caller's transaction. */
+/** In one transaction of two round trips, unless a column must be added or widened. */
 export async function ensureTable(
   conn: DuckDBConnection,
   dbSchema: string,
@@ -23,32 +24,40 @@ export async function ensureTable(
 ): Promise<void> {
   const table = tableName(dbSchema, schema.namespace)
   const columns = schema.fields.map((f) => `${ident(f.name)} ${columnType(f.type)}`).join(', ')
-  await conn.run(`CREATE TABLE IF NOT EXISTS ${table} (${columns})`)
-  const existing = await existingColumns(conn, dbSchema, schema.namespace)
+  try {
+    // Literal values, as in ledger.ts: a parameterised statement costs three more round trips.
+    const existing = await conn.run(
+      `${BEGIN}CREATE TABLE IF NOT EXISTS ${table} (${columns}); ` +
+        'SELECT column_name, data_type FROM duckdb_columns() ' +
+        `WHERE schema_name = ${literal(dbSchema)} AND table_name = ${literal(schema.namespace)}`,
+    )
+    for (const statement of evolution(table, schema, columnTypes(existing))) await conn.run(statement)
+    await conn.run('COMMIT')
+  } catch (error) {
+    await rollBack(conn, error)
+  }
+}
+
+/** The ALTER statements that give `table` every field of `schema`, each column at least as wide. */
+function evolution(table: string, schema: NamespaceSchema, existing: Map<string, string>): string[] {
+  const statements: string[] = []
   for (const field of schema.fields) {
     // DuckDB identifiers are case-insensitive even when quoted.
     const dataType = existing.get(field.name.toLowerCase())
     if (dataType === undefined) {
-      await conn.run(`ALTER TABLE ${table} ADD COLUMN ${ident(field.name)} ${columnType(field.type)}`)
+      statements.push(`ALTER TABLE ${table} ADD COLUMN ${ident(field.name)} ${columnType(field.type)}`)
       continue
     }
     const current = fieldTypeOf(dataType)
     if (current === undefined) continue
     const wider = widenFieldType(current, field.type)
     if (wider !== current)
-      await conn.run(`ALTER TABLE ${table} ALTER ${ident(field.name)} TYPE ${columnType(wider)}`)
+      statements.push(`ALTER TABLE ${table} ALTER ${ident(field.name)} TYPE ${columnType(wider)}`)
   }
+  return statements
 }
 
-async function existingColumns(
-  conn: DuckDBConnection,
-  dbSchema: string,
-  table: string,
-): Promise<Map<string, string>> {
-  // Literal values, as in ledger.ts: a parameterised statement costs three more round trips.
-  const reader = await conn.runAndReadAll(
-    'SELECT column_name, data_type FROM duckdb_columns() ' +
-      `WHERE schema_name = ${literal(dbSchema)} AND table_name = ${literal(table)}`,
-  )
-  return new Map(reader.getRows().map(([name, type]) => [String(name).toLowerCase(), String(type)]))
+function columnTypes(result: DuckDBMaterializedResult): Map<string, string> {
+  const rows = Array.from({ length: result.chunkCount }, (_, i) => result.getChunk(i).getRows()).flat()
+  return new Map(rows.map(([name, type]) => [String(name).toLowerCase(), String(type)]))
 }

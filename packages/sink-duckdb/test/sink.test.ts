@@ -183,6 +183,28 @@ describe('DuckdbSink', () => {
     expect(again.map((o) => o.status)).toEqual(['already-landed', 'already-landed', 'already-landed'])
   })
 
+  it('a queued group checks each identity and the fence in order: landed ones are skipped, a new token raised once', async () => {
+    const schema = allTypesSchema('mixed')
+    const sink = open()
+    await sink.prepare(schema)
+    const batch = (seq: number, fence: number) =>
+      makeBatch({ pipeline: 'p', seq, fence, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+    expect((await sink.write(batch(1, 1))).status).toBe('landed')
+    const group = await Promise.all([batch(1, 2), batch(2, 2), batch(3, 2)].map((b) => sink.write(b)))
+    expect(group.map((o) => o.status)).toEqual(['already-landed', 'landed', 'landed'])
+    expect(await query(warehouse.file, 'SELECT fence FROM main._skippr_fences')).toEqual([{ fence: 2n }])
+    // A deposed writer's batch queued after a current one: the group fails, each is tried alone.
+    const fenced = await Promise.all([batch(4, 2), batch(5, 1)].map((b) => sink.write(b)))
+    expect(fenced.map((o) => o.status)).toEqual(['landed', 'fatal'])
+    expect(hasCode(errorOf(fenced[1]!), DUCKDB_FENCED)).toBe(true)
+    expect(await query(warehouse.file, 'SELECT seq FROM main._skippr_batches ORDER BY seq')).toEqual(
+      [1n, 2n, 3n, 4n].map((seq) => ({ seq })),
+    )
+    expect(await query(warehouse.file, 'SELECT count(*) AS n FROM main.mixed')).toEqual([
+      { n: BigInt(4 * trickyRows().length) },
+    ])
+  })
+
   it('a write queued behind a landing waits for the next one and lands with it', async () => {
     const schema = allTypesSchema('lingered')
     const sink = open()
