@@ -1,8 +1,8 @@
-/** Runs the built CLI as a user would: `node dist/cli.js …` in a working directory of the test's choosing. */
+/** Runs the built CLI as a user would: `node bin/cli.cjs …` in a working directory of the test's choosing. */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
+export const CLI = fileURLToPath(new URL('../../bin/cli.cjs', import.meta.url))
 
 export interface CliResult {
   readonly code: number | null
