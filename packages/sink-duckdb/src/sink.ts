@@ -228,10 +228,14 @@ export class DuckdbSink implements Sink {
    * with COMMIT. Rolled back when any of it fails.
    */
   private async land(conn: DuckDBConnection, writes: readonly SpooledWrite[]): Promise<WriteOutcome[]> {
-    const ids = writes.map(({ batch }) => batch.id)
     try {
       const statuses = batchStatuses(
-        await conn.run(`${BEGIN}${batchStatusQuery(this.dbSchema, ids)}`),
+        await conn.run(
+          `${BEGIN}${batchStatusQuery(
+            this.dbSchema,
+            writes.map(({ batch }) => batch.id),
+          )}`,
+        ),
         writes.length,
       )
       const toLand: SinkBatch[] = []
@@ -251,8 +255,9 @@ export class DuckdbSink implements Sink {
         }
       }
       await this.load(conn, toLand, new Map(writes.flatMap(({ files }) => [...files.paths])))
-      const landing = toLand.map((batch) => batch.id)
-      await conn.run(`${landing.length > 0 ? `${recordLandedSql(this.dbSchema, landing)}; ` : ''}COMMIT`)
+      const ids = toLand.map((batch) => batch.id)
+      const record = ids.length > 0 ? `${recordLandedSql(this.dbSchema, ids)}; ` : ''
+      await conn.run(`${record}COMMIT`)
       return outcomes
     } catch (error) {
       return rollBack(conn, error)

@@ -2,7 +2,7 @@
  * The sink's transactions take as few round trips as their statements allow: BEGIN goes in one call
  * with the first statement and COMMIT with the last (several statements in one call run in order and
  * stop at the first error). Each round trip to DuckDB's threads waits its turn on the event loop, which
- * the source keeps busy while a sync reads; at 10–20 ms a turn on a slow machine, the calls saved are
+ * the source keeps busy while a sync reads; at 10–40 ms a turn on a slow machine, the calls saved are
  * time DuckDB's threads would otherwise wait.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
