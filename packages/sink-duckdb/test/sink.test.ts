@@ -37,8 +37,8 @@ function errorOf(outcome: WriteOutcome): Error {
 }
 
 /** Batch `seq` of pipeline `p`: the conformance suite's tricky rows for `schema`, in one part. */
-function trickyBatch(schema: NamespaceSchema, seq: number, format: 'csv' | 'jsonl' = 'csv') {
-  return makeBatch({ pipeline: 'p', seq, parts: [{ schema, format, rows: trickyRows() }] })
+function trickyBatch(schema: NamespaceSchema, seq: number, format: 'csv' | 'jsonl' = 'csv', fence = 1) {
+  return makeBatch({ pipeline: 'p', seq, fence, parts: [{ schema, format, rows: trickyRows() }] })
 }
 
 describe('DuckdbSink', () => {
@@ -111,8 +111,7 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('fenced')
     const sink = open()
     await sink.prepare(schema)
-    const batch = (seq: number, fence: number) =>
-      makeBatch({ pipeline: 'p', seq, fence, parts: [{ schema, format: 'jsonl', rows: trickyRows() }] })
+    const batch = (seq: number, fence: number) => trickyBatch(schema, seq, 'jsonl', fence)
     expect((await sink.write(batch(1, 9))).status).toBe('landed')
     const error = errorOf(await sink.write(batch(2, 8)))
     expect(hasCode(error, DUCKDB_FENCED)).toBe(true)
@@ -187,8 +186,7 @@ describe('DuckdbSink', () => {
     const schema = allTypesSchema('mixed')
     const sink = open()
     await sink.prepare(schema)
-    const batch = (seq: number, fence: number) =>
-      makeBatch({ pipeline: 'p', seq, fence, parts: [{ schema, format: 'csv', rows: trickyRows() }] })
+    const batch = (seq: number, fence: number) => trickyBatch(schema, seq, 'csv', fence)
     expect((await sink.write(batch(1, 1))).status).toBe('landed')
     const group = await Promise.all([batch(1, 2), batch(2, 2), batch(3, 2)].map((b) => sink.write(b)))
     expect(group.map((o) => o.status)).toEqual(['already-landed', 'landed', 'landed'])
