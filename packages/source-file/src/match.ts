@@ -1,8 +1,25 @@
 import type { Stats } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { basename, extname, relative, resolve, sep } from 'node:path'
-import { glob, isDynamicPattern } from 'tinyglobby'
 import { FileReadError } from './errors.js'
+
+type Globber = typeof import('tinyglobby')
+let globber: Globber | undefined
+
+/**
+ * tinyglobby, loaded the first time a path may be a pattern: it and picomatch take about 15 ms to
+ * load, a cost on every sync's start that a plain path does not need.
+ */
+function tinyglobby(): Globber {
+  globber ??= createRequire(import.meta.url)('tinyglobby') as Globber
+  return globber
+}
+
+/** Whether `pattern` has wildcards. Without any of the characters that can make one, it has none. */
+function isDynamicPattern(pattern: string): boolean {
+  return /[*?[\]{}()!+@\\]/.test(pattern) && tinyglobby().isDynamicPattern(pattern)
+}
 
 export interface MatchedFile {
   /** The path relative to the config directory, with `/`: the file's key in the resume offset. */
@@ -55,7 +72,12 @@ export function stamp(stats: { ino: number | bigint; size: number | bigint; mtim
  */
 export async function matchFiles(pattern: string, configDir: string): Promise<MatchedFile[]> {
   const paths = isDynamicPattern(pattern)
-    ? await glob(pattern, { cwd: configDir, absolute: true, onlyFiles: true, expandDirectories: false })
+    ? await tinyglobby().glob(pattern, {
+        cwd: configDir,
+        absolute: true,
+        onlyFiles: true,
+        expandDirectories: false,
+      })
     : await existingFile(resolve(configDir, pattern))
   return paths
     .map((path) => ({ key: keyOf(path, configDir), path }))

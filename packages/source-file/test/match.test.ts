@@ -35,6 +35,18 @@ describe('matchFiles', () => {
     expect(await matchFiles('data/*.parquet', dir)).toEqual([])
   })
 
+  it.each([
+    ['data/?.csv', ['data/a.csv', 'data/b.csv']],
+    ['data/[a].csv', ['data/a.csv']],
+    ['data/{a,x}.*', ['data/a.csv', 'data/x.jsonl']],
+    ['data/@(a|b).csv', ['data/a.csv', 'data/b.csv']],
+  ])('takes %s as a pattern', async (pattern, keys) => {
+    const dir = await tempDir()
+    await mkdir(join(dir, 'data'))
+    for (const name of ['data/b.csv', 'data/a.csv', 'data/x.jsonl']) await writeFile(join(dir, name), 'a\n')
+    expect((await matchFiles(pattern, dir)).map((f) => f.key)).toEqual(keys)
+  })
+
   it('takes a path without wildcards literally, and accepts absolute paths', async () => {
     const dir = await tempDir()
     await writeFile(join(dir, 'odd(1).csv'), 'a\n')

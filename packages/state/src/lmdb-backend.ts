@@ -1,11 +1,18 @@
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
-import { open, type RootDatabase } from 'lmdb'
+import type { RootDatabase } from 'lmdb'
 import type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
 import { StateOpenError } from './errors.js'
 import type { JsonValue } from './json.js'
 
 const FILE_NAME = 'state.mdb'
+
+/**
+ * lmdb through its CommonJS build, one bundled file: its ES module build is some twenty files that
+ * Node resolves and links one by one, about 10 ms more of every sync's start (22 against 33 ms).
+ */
+const { open } = createRequire(import.meta.url)('lmdb') as typeof import('lmdb')
 
 /**
  * The embedded store: one LMDB environment (`state.mdb` + `state.mdb-lock`) in a directory.
