@@ -224,8 +224,8 @@ export class DuckdbSink implements Sink {
 
   /**
    * Lands the batches that did not land before, in one transaction of three round trips: BEGIN with
-   * the ledger's statuses, the load (after the fence, when it must be raised), and the identities
-   * with COMMIT. Rolled back when any of it fails.
+   * the ledger's statuses, the load (with the fence, when it must be raised), and the identities with
+   * COMMIT. Rolled back when any of it fails.
    */
   private async land(conn: DuckDBConnection, writes: readonly SpooledWrite[]): Promise<WriteOutcome[]> {
     try {
@@ -241,12 +241,13 @@ export class DuckdbSink implements Sink {
       const toLand: SinkBatch[] = []
       const outcomes: WriteOutcome[] = []
       const fences = new Map<string, bigint | undefined>()
+      const raises: string[] = []
       for (const [i, { batch }] of writes.entries()) {
         const { pipeline } = batch.id
         const fence = fences.has(pipeline) ? fences.get(pipeline) : statuses[i]!.fence
         if (fence !== undefined && fence > batch.fence)
           throw new DuckdbFencedError(pipeline, batch.fence, fence)
-        if (fence !== batch.fence) await conn.run(raiseFenceSql(this.dbSchema, pipeline, batch.fence))
+        if (fence !== batch.fence) raises.push(raiseFenceSql(this.dbSchema, pipeline, batch.fence))
         fences.set(pipeline, batch.fence)
         if (statuses[i]!.landed) outcomes.push(alreadyLanded())
         else {
@@ -254,7 +255,8 @@ export class DuckdbSink implements Sink {
           outcomes.push(landed(batch.parts.reduce((rows, part) => rows + part.rows, 0)))
         }
       }
-      await this.load(conn, toLand, new Map(writes.flatMap(({ files }) => [...files.paths])))
+      const paths = new Map(writes.flatMap(({ files }) => [...files.paths]))
+      await this.load(conn, toLand, paths, raises)
       const ids = toLand.map((batch) => batch.id)
       const record = ids.length > 0 ? `${recordLandedSql(this.dbSchema, ids)}; ` : ''
       await conn.run(`${record}COMMIT`)
@@ -264,28 +266,32 @@ export class DuckdbSink implements Sink {
     }
   }
 
-  /** Loads the batches' parts, one statement per table. */
+  /** Loads the batches' parts, one statement per table, the first sent with the statements `before`. */
   private async load(
     conn: DuckDBConnection,
     batches: readonly SinkBatch[],
     paths: ReadonlyMap<BatchPart, string>,
+    before: readonly string[],
   ): Promise<void> {
-    let setting = this.orderSetting(batches.length < 2)
+    const setting = this.orderSetting(batches.length < 2)
     // Unknown until the statement that changes it succeeds.
     if (setting) this.preservingOrder = undefined
-    for (const parts of byTable(batches.flatMap((batch) => batch.parts))) {
+    let leading: string | undefined = [...before, ...(setting ? [setting.sql] : [])].join('; ') || undefined
+    const tables = byTable(batches.flatMap((batch) => batch.parts))
+    if (tables.length === 0 && leading) await conn.run(leading)
+    for (const parts of tables) {
       const table = tableName(this.dbSchema, parts[0]!.namespace)
       try {
-        await loadParts(conn, table, parts, paths, setting?.sql)
+        await loadParts(conn, table, parts, paths, leading)
       } catch (error) {
         const message = error instanceof Error ? error.message : ''
         throw DATA_ERROR.test(message)
           ? new DuckdbRejectedError(table, error)
           : new DuckdbWriteError(`table ${table}`, error)
       }
-      if (setting) this.preservingOrder = setting.preserve
-      setting = undefined
+      leading = undefined
     }
+    if (setting) this.preservingOrder = setting.preserve
   }
 
   /**

@@ -118,6 +118,15 @@ describe('DuckdbSink', () => {
     expect(error.message).toMatch(/fence token 8 is older than 9/)
   })
 
+  it('raises the fence for a retried batch that landed before, so the writer it deposed is refused', async () => {
+    const schema = allTypesSchema('refenced')
+    const sink = open()
+    await sink.prepare(schema)
+    expect((await sink.write(trickyBatch(schema, 1, 'csv', 1))).status).toBe('landed')
+    expect((await sink.write(trickyBatch(schema, 1, 'csv', 2))).status).toBe('already-landed')
+    expect(hasCode(errorOf(await sink.write(trickyBatch(schema, 2, 'csv', 1))), DUCKDB_FENCED)).toBe(true)
+  })
+
   it("keeps a pipeline's identities and fence apart from another's whose name differs only by quoting", async () => {
     // Identities and tokens are written into the ledger statements as SQL literals.
     const schema = allTypesSchema('quoted')

@@ -1,4 +1,5 @@
 import { evolveSchema, type Field, type NamespaceSchema } from '@skippr/connector-api'
+import { LF } from './bytes.js'
 import { type CsvField, parseCsv } from './csv.js'
 import { BadRecordError, HeaderInvalidError, HeaderMismatchError } from './errors.js'
 import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
@@ -20,6 +21,8 @@ export class SchemaTracker {
   private typed: boolean
   /** JSON lines: the keys seen in every record read so far (see newKeys). */
   private keys: KeyWatch | undefined
+  /** The whole records of the last sample observed: the same records again cannot change the schema. */
+  private lastSample: Uint8Array | undefined
 
   constructor(
     readonly namespace: string,
@@ -35,6 +38,7 @@ export class SchemaTracker {
     const copy = new SchemaTracker(this.namespace, this.format, this.configured)
     copy.schema = this.schema
     copy.typed = this.typed
+    copy.lastSample = this.lastSample
     return copy
   }
 
@@ -69,11 +73,18 @@ export class SchemaTracker {
    */
   async observe(reader: FileReader, block: Block): Promise<NamespaceSchema | undefined> {
     if (this.configured) return undefined
+    // A sample's records are the whole ones in it: what follows its last newline is never parsed.
+    const head = block.records.subarray(0, SAMPLE_BYTES)
+    const records = head.subarray(0, head.lastIndexOf(LF) + 1)
+    // Reading a file from its start samples what discovery sampled (10–15 ms of a sync's start).
+    if (this.lastSample && Buffer.compare(records, this.lastSample) === 0) return undefined
     const types = new FieldTypes()
     for (const field of this.schema.fields) types.add(field.name, undefined)
-    const sample = new TextDecoder().decode(block.records.subarray(0, SAMPLE_BYTES))
+    const sample = new TextDecoder().decode(records)
     if (this.format === 'csv') this.sampleCsv(sample, types)
     else await sampleJsonl(sample, types, (at, problem) => bad(reader, block, sample, at, problem))
+    // A copy: a view would keep the whole block's buffer.
+    this.lastSample = Buffer.from(records)
     if (!this.typed) {
       const fields = types.fields()
       if (fields.length === 0) return undefined

@@ -158,6 +158,18 @@ describe('File source: CSV', () => {
     const more = await readChunks(fresh, lastOffset(first))
     expect(more.map((c) => c.schema?.fields.map((f) => f.type))).toEqual([['string', 'timestamp']])
   })
+
+  it('samples a file read after discovery again only when its records differ from the sample', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'ids.csv'), 'id\n1\n2\n')
+    const source = fileSource(dir, { path: 'ids.csv', format: 'csv' })
+    expect((await source.discover())[0]?.fields).toEqual([{ name: 'id', type: 'int' }])
+    expect((await readChunks(source)).map((c) => c.schema)).toEqual([undefined])
+    await writeFile(join(dir, 'ids.csv'), 'id\n1\nx\n')
+    expect((await readChunks(source)).map((c) => c.schema?.fields)).toEqual([
+      [{ name: 'id', type: 'string' }],
+    ])
+  })
 })
 
 describe('File source: offsets', () => {
