@@ -6,7 +6,8 @@
  *      Target ≥ 0.8×. Beside it, the floor: a bare Node process that only COPYs the file
  *      (lib/pg-floor.mjs), so a shortfall can be told apart into the machine's and skipprd's own.
  *  (2) the same file into DuckDB, vs DuckDB's own `CREATE TABLE t AS SELECT * FROM read_csv('file')`.
- *      Target ≥ 0.5×.
+ *      Target ≥ 0.5×. Beside it, the floor: a bare Node process that only lands the file as the sink
+ *      groups it, through load files (lib/duckdb-floor.mjs).
  *  (3) peak RSS of the skipprd process in (1) and (2). Target ≤ 300 MB.
  *  (4) `skipprd --help` start-up, median of 10, beside `node -e 0`. Target ≤ 150 ms.
  *
@@ -33,7 +34,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { silentLogger } from '@skippr/connector-api'
+import { type NamespaceSchema, silentLogger } from '@skippr/connector-api'
+import { DuckdbSink } from '@skippr/sink-duckdb'
 import { PostgresSink } from '@skippr/sink-postgres'
 import { FileSource } from '@skippr/source-file'
 import { writeBikehireFile } from '@skippr/source-sample'
@@ -113,6 +115,17 @@ async function inTurn<A, B>(round: number, a: () => Promise<A>, b: () => Promise
 }
 
 const floorScript = fileURLToPath(new URL('lib/pg-floor.mjs', import.meta.url))
+const duckdbFloorScript = fileURLToPath(new URL('lib/duckdb-floor.mjs', import.meta.url))
+
+/** The schema the File source infers for the CSV: what skipprd's sinks make their tables from. */
+async function inferredSchema(): Promise<NamespaceSchema> {
+  const [inferred] = await new FileSource(
+    { path: csv, format: 'csv' },
+    { configDir: dir, dataDir: dir, pipeline: 'e2e', logger: silentLogger },
+  ).discover()
+  if (!inferred) throw new Error(`the File source found no schema in ${csv}`)
+  return inferred
+}
 
 /**
  * A round of (1): skipprd and `psql \copy` in turns, then the floor (lib/pg-floor.mjs), which shows
@@ -123,13 +136,10 @@ async function postgres(round: number): Promise<{ psql: Measured; skipprd: Skipp
   try {
     // The \copy table is made by the sink's own DDL from the File source's own inference, so it is
     // the table skipprd creates.
-    const [inferred] = await new FileSource(
-      { path: csv, format: 'csv' },
-      { configDir: dir, dataDir: dir, pipeline: 'e2e', logger: silentLogger },
-    ).discover()
+    const inferred = await inferredSchema()
     const sink = new PostgresSink({ connection_string: PG_URL, schema: schema.name }, silentLogger)
-    await sink.prepare({ ...inferred!, namespace: 'psql_rentals' })
-    await sink.prepare({ ...inferred!, namespace: 'floor_rentals' })
+    await sink.prepare({ ...inferred, namespace: 'psql_rentals' })
+    await sink.prepare({ ...inferred, namespace: 'floor_rentals' })
     await sink.close()
     const [psql, skipprd] = await inTurn(
       round,
@@ -157,7 +167,7 @@ async function postgres(round: number): Promise<{ psql: Measured; skipprd: Skipp
 
 type ReadCsvRun = Measured & { statementMs: number }
 
-async function duckdb(round: number): Promise<{ readCsv: ReadCsvRun; skipprd: SkipprdRun }> {
+async function duckdb(round: number): Promise<{ readCsv: ReadCsvRun; skipprd: SkipprdRun; floor: Measured }> {
   const script = fileURLToPath(new URL('lib/read-csv.mjs', import.meta.url))
   const name = `duckdb-${round}`
   const [readCsv, skipprd] = await inTurn(
@@ -173,13 +183,36 @@ async function duckdb(round: number): Promise<{ readCsv: ReadCsvRun; skipprd: Sk
     },
     () => syncOnce(name, { Duckdb: { path: './warehouse.duckdb' } }),
   )
-  const instance = await DuckDBInstance.create(path.join(dir, name, 'warehouse.duckdb'))
+  // The floor's table is made by the sink's own DDL, so it is the table skipprd creates.
+  const floorDir = path.join(dir, `duckdb-floor-${round}`)
+  await mkdir(floorDir)
+  const sink = new DuckdbSink(
+    { path: 'floor.duckdb', schema: 'main' },
+    { configDir: floorDir, dataDir: floorDir },
+  )
+  await sink.prepare(await inferredSchema())
+  await sink.close()
+  const floorFile = path.join(floorDir, 'floor.duckdb')
+  const floor = ensureOk(
+    'the bare Node DuckDB load',
+    await measure(process.execPath, [duckdbFloorScript, floorFile, 'rentals', csv]),
+  )
+  for (const file of [path.join(dir, name, 'warehouse.duckdb'), floorFile]) {
+    const landed = await duckdbCount(file, 'rentals')
+    if (landed !== ROWS) throw new Error(`DuckDB rentals in ${file}: ${landed} rows, expected ${ROWS}`)
+  }
+  return { readCsv, skipprd, floor }
+}
+
+async function duckdbCount(file: string, table: string): Promise<number> {
+  const instance = await DuckDBInstance.create(file)
   const connection = await instance.connect()
-  const landed = Number((await connection.runAndReadAll('SELECT count(*) FROM rentals')).getRows()[0]?.[0])
-  connection.closeSync()
-  instance.closeSync()
-  if (landed !== ROWS) throw new Error(`DuckDB rentals: ${landed} rows, expected ${ROWS}`)
-  return { readCsv, skipprd }
+  try {
+    return Number((await connection.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]?.[0])
+  } finally {
+    connection.closeSync()
+    instance.closeSync()
+  }
 }
 
 async function startup(): Promise<{ helpMs: number; nodeMs: number }> {
@@ -220,6 +253,7 @@ try {
   const pgRatios = pgRounds.map((r) => r.psql.ms / r.skipprd.ms)
   const duckRatios = duckRounds.map((r) => r.readCsv.statementMs / r.skipprd.ms)
   const floorRatios = pgRounds.map((r) => r.psql.ms / r.floor.ms)
+  const duckFloorRatios = duckRounds.map((r) => r.readCsv.statementMs / r.floor.ms)
   const pgRatio = median(pgRatios)
   const duckRatio = median(duckRatios)
   const ms = (runs: readonly Measured[]) => median(runs.map((run) => run.ms))
@@ -258,6 +292,14 @@ try {
       verdict(duckRatio >= TARGET.duckdb),
     ],
     [
+      '    floor',
+      `bare Node load ${formatRate(ROWS, ms(duckRounds.map((r) => r.floor)))}`,
+      'read_csv',
+      ratioCell(duckFloorRatios),
+      '',
+      '',
+    ],
+    [
       '(3) peak RSS',
       `${rssMb.toFixed(0)} MB (pg ${mb(pgSkipprd)}, duckdb ${mb(duckSkipprd)})`,
       `read_csv process ${mb(duckRounds.map((r) => r.readCsv))}`,
@@ -278,9 +320,10 @@ try {
   console.log(
     `skipprd: spawn to exit ("sync": sync_complete's elapsed_ms), medians of ${ROUNDS} rounds. Ratios are the ` +
       "median of the rounds' ratios (their range in brackets), against psql's whole process and the read_csv " +
-      'statement alone (its whole process in brackets); peak RSS is the highest of all runs. The floor is a ' +
-      'Node process that only COPYs the file in 10 MiB transactions on two connections (no WAL, state or ' +
-      'config), run after each pair: how close a Node process landing the same batches gets on this machine.',
+      'statement alone (its whole process in brackets); peak RSS is the highest of all runs. A floor is a ' +
+      'Node process that only lands the file in 10 MiB batches (no WAL, state or config), run after each ' +
+      "pair: for PostgreSQL COPY transactions on two connections, for DuckDB the sink's grouped read_csv " +
+      'loads of load files. It shows how close a Node process landing the same batches gets on this machine.',
   )
   if (PROFILE) console.log("PROFILED: skipprd ran under --cpu-prof, so these ratios are not the benchmark's.")
   console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))
