@@ -2,21 +2,20 @@
 // DuckDB the way skipprd lands it. It starts, opens the database, and cuts the file's bytes after a
 // newline about every BATCH_BYTES; each run of lines is written to a load file, and the files waiting
 // when the connection frees load in one transaction of one `INSERT … SELECT … FROM read_csv([…])`
-// with the column types and read options the sink gives (and grouped as it groups them: the first
-// alone, then two or so at a time);
-// then it exits. No WAL, no state, no config, no scanning beyond the newline, no ledger. What skipprd
-// adds to this is its own cost; what this loses to DuckDB's own `read_csv` is Node's and the load
-// files'. Plain JavaScript, so no loader's start-up is counted.
+// with the column types and read options the sink gives, grouped as it groups them (the first alone,
+// then two or so at a time); then it exits. No WAL, no state, no config, no scanning beyond the
+// newline, no ledger. What skipprd adds to this is its own cost; what this loses to DuckDB's own
+// `read_csv` is Node's and the load files'. Plain JavaScript, so no loader's start-up is counted.
 // Usage: node lib/duckdb-floor.mjs <database file with the table> <table> <csv file with a header line>
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { lineBatches } from './line-batches.mjs'
 
 /** skipprd's default BUFFER_THRESHOLD_BYTES. */
 const BATCH_BYTES = 10 * 1024 * 1024
 /** Batches read ahead of the landing, as the sink's three writes in flight allow. */
 const READ_AHEAD = 2
-const NEWLINE = 0x0a
 
 const [database, table, file] = process.argv.slice(2)
 const quote = (text) => `'${text.replaceAll("'", "''")}'`
@@ -35,26 +34,19 @@ const types = (
 ).getRows()
 const columns = `{${types.map(([type], i) => `'c${i}': ${quote(type)}`).join(', ')}}`
 const loadDir = await mkdtemp(path.join(path.dirname(database), 'floor-'))
-const handle = await open(file)
-const size = (await handle.stat()).size
+const batches = await lineBatches(file, BATCH_BYTES)
 const waiting = []
 let readAll = false
 let wakeLander = () => {}
 let wakeReader = () => {}
+let written = 0
 
-/** The next run of whole lines (the header skipped) in a load file of its own, or undefined at the end. */
-let position = 0
+/** The next run of lines in a load file of its own, or undefined at the end. */
 async function nextFile() {
-  if (position >= size) return undefined
-  const buffer = Buffer.allocUnsafe(BATCH_BYTES)
-  const { bytesRead } = await handle.read(buffer, 0, BATCH_BYTES, position)
-  const atEnd = position + bytesRead >= size
-  const end = atEnd ? bytesRead : buffer.lastIndexOf(NEWLINE, bytesRead - 1) + 1
-  if (end === 0) throw new Error(`a line of ${file} is longer than ${BATCH_BYTES} bytes`)
-  const start = position === 0 ? buffer.indexOf(NEWLINE) + 1 : 0
-  position += end
-  const loadFile = path.join(loadDir, `${position}.csv`)
-  await writeFile(loadFile, buffer.subarray(start, end))
+  const body = await batches.next()
+  if (body === undefined) return undefined
+  const loadFile = path.join(loadDir, `${++written}.csv`)
+  await writeFile(loadFile, body)
   return loadFile
 }
 
@@ -90,5 +82,5 @@ async function land() {
 await Promise.all([read(), land()])
 connection.closeSync()
 instance.closeSync()
-await handle.close()
+await batches.close()
 await rm(loadDir, { recursive: true, force: true })
