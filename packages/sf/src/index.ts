@@ -28,6 +28,7 @@ export { parseConnectString } from './sender-config.js'
 export type {
   DataLossRange,
   Durability,
+  LockFiles,
   MemorySlotOptions,
   OpenMode,
   Payload,

@@ -1,11 +1,13 @@
 /**
  * The slot's only door to the file system. Everything the slot writes or reads goes through `SlotFs`, so
- * tests can inject faults (ENOSPC, short writes, failing syncs) and crash a simulated disk, the way Vector's
- * disk buffer isolates its `io` module.
+ * tests can inject faults (ENOSPC, short writes, failing syncs, stalls) and crash a simulated disk, the
+ * way Vector's disk buffer isolates its `io` module. The lock's own files go through `lockFiles`
+ * (lock-files.ts), on the same thread pool as the slot's calls.
  */
 import { constants } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import path from 'node:path'
+import type { LockFiles } from './lock-files.js'
 
 export interface SlotFile {
   /** Positional write; may write fewer bytes than asked (use writeFully). */
@@ -36,6 +38,8 @@ export interface SlotFs {
   unlink(file: string): Promise<void>
   /** fsync of a directory: makes creates, renames and unlinks in it durable. */
   syncDir(dir: string): Promise<void>
+  /** The lock's owner record and markers (lock.ts); default: plain fs calls (lock-files.ts). */
+  lockFiles?: LockFiles
 }
 
 class NodeFile implements SlotFile {

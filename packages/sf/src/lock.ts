@@ -1,19 +1,43 @@
 /**
  * The slot lock. Node.js has no flock, so ownership is a directory, `.lock.owner/`, created with an
  * exclusive mkdir. Inside, `owner.json` names the owner (host, PID, process start time, random instance id)
- * and carries a heartbeat counter that the owner rewrites every `heartbeatMs`.
+ * and carries a heartbeat counter that the owner rewrites every `heartbeatMs`. owner.json is read and
+ * written with plain fs calls (lock-files.ts), on libuv's thread pool with the slot's writes and syncs: a
+ * disk that stalls those for longer than staleMs / 2 makes the heartbeat late as well, which is why a late
+ * heartbeat must be able to renew the lock rather than give it up (below).
  *
  * An opener that finds the directory takes it over when
  *  - the owner is on this host and its PID is gone, or the PID now belongs to a process that started at a
  *    different time (a recycled PID): at once;
  *  - otherwise (another host, e.g. a replaced container; or an unreadable record), when owner.json does not
  *    change for `staleMs` of watching. Any change means a live owner: SlotLockedError.
- * Takers race through an exclusively created marker file (`takeover-<fingerprint>-<n>`), so one wins.
+ * Either way the taker then (a) creates a marker, `takeover-<fingerprint of the record it saw>-<n>`,
+ * exclusively, so one taker wins, (b) reads owner.json once more and gives up if it changed, (c) writes
+ * its own record.
  *
- * Never two live owners: an owner writes (frames or heartbeats) only within staleMs/2 of its last
- * successful heartbeat, and checks before each heartbeat that owner.json still names it. A taker needs
- * staleMs of silence, so an owner that was paused long enough to lose the lock notices (SlotLockLostError)
- * before it writes again.
+ * Never two live owners:
+ *  - The lease. An owner writes (frames, segments, the watermark) only within staleMs / 2 of the start of
+ *    its last renewal. A taker needs staleMs of silence after that renewal became visible, which was after
+ *    it started; the other staleMs / 2 is the margin for a write issued in time to land (a write held
+ *    longer than that, in the thread pool or the kernel, is beyond what a lease can fence).
+ *  - A renewal (each heartbeat) reads owner.json, which must name this instance (else the lock is lost:
+ *    SlotLockLostError), and writes the next record. The record it replaced appeared after the last
+ *    renewal began, and a taker marks a record only after staleMs of watching it; so when the new record
+ *    is in place within staleMs of that start (the normal path), any taker of the old one sees the change
+ *    at its (b) and gives up. Later than that, the renewal then lists the markers: one for the record it
+ *    replaced means a taker saw that record unchanged for staleMs and may write its own at any moment, and
+ *    the lock is lost.
+ *  - That holds however late the heartbeat is. A taker that finished before our read shows in the record.
+ *    Otherwise, if our new record is in place before the taker's (b), it sees the change and gives up; if
+ *    not, our rename came after its (a), so past staleMs, and the listing we then make finds the marker
+ *    ((a) < (b) < our rename < our listing): we give up. In the
+ *    narrowest case, a taker writing (c) between our read and our rename, we overwrite its record and stop
+ *    on its marker, and it stops at its next heartbeat on finding our record: neither writes after that,
+ *    and the slot is taken over again once the record has been unchanged for staleMs.
+ *  - So an owner whose heartbeat was late (a stalled disk held the thread pool it waits on, or the
+ *    event loop was blocked) does not give up: its writes wait (`writable()`) until a heartbeat begun after the lease ran
+ *    out renews it, then go on; or the lock is lost and they fail. A heartbeat that fails with an error (a
+ *    full disk, say) rather than answering late loses the lock once the lease has run out.
  *
  * `.lock` (empty) and `.lock.pid` (PID + '\n') are kept for compatibility with other clients and never
  * deleted.
@@ -26,6 +50,7 @@ import path from 'node:path'
 import { crc32c } from '@node-rs/crc32'
 import { SlotLockedError, SlotLockLostError } from './errors.js'
 import { errorCode } from './io.js'
+import { type LockFiles, nodeLockFiles } from './lock-files.js'
 
 export const LOCK_DIR = '.lock.owner'
 const OWNER_FILE = 'owner.json'
@@ -49,15 +74,17 @@ const heldHere = new Set<string>()
 
 export class SlotLock {
   private heartbeat = 0
-  private lastBeat = performance.now()
+  /** When the last renewal of owner.json began (performance.now()): the lease runs staleMs / 2 from it. */
+  private renewedAt = performance.now()
   private timer: NodeJS.Timeout | undefined
-  private beating = false
+  private beating: Promise<void> | undefined
   private lostReason: string | undefined
 
   private constructor(
     private readonly dir: string,
     private readonly instance: string,
     private readonly timing: LockTiming,
+    private readonly files: LockFiles,
     private readonly onLost: (error: SlotLockLostError) => void,
   ) {}
 
@@ -65,6 +92,7 @@ export class SlotLock {
     dir: string,
     timing: LockTiming,
     onLost: (error: SlotLockLostError) => void,
+    files: LockFiles = nodeLockFiles,
   ): Promise<SlotLock> {
     if (heldHere.has(dir)) {
       throw new SlotLockedError(
@@ -75,7 +103,7 @@ export class SlotLock {
     }
     heldHere.add(dir)
     try {
-      const lock = new SlotLock(dir, randomUUID(), timing, onLost)
+      const lock = new SlotLock(dir, randomUUID(), timing, files, onLost)
       await fsp.mkdir(dir, { recursive: true })
       await lock.take()
       await writeCompatibilityFiles(dir)
@@ -88,12 +116,14 @@ export class SlotLock {
     }
   }
 
-  /** Throws when this process may no longer write to the slot. */
-  check(): void {
-    if (this.lostReason === undefined && performance.now() - this.lastBeat > this.timing.staleMs / 2) {
-      this.lose(`no heartbeat for ${Math.round(performance.now() - this.lastBeat)} ms`)
-    }
-    if (this.lostReason !== undefined) throw new SlotLockLostError(this.dir, this.lostReason)
+  /**
+   * Undefined when this process may write now. While the lease has run out, a promise: it resolves once a
+   * heartbeat renewed the lock, and rejects with SlotLockLostError when the lock is lost; the caller
+   * writes nothing until it settles.
+   */
+  writable(): Promise<void> | undefined {
+    if (this.lostReason === undefined && this.leaseHolds()) return undefined
+    return this.renewed()
   }
 
   async release(): Promise<void> {
@@ -101,16 +131,31 @@ export class SlotLock {
     heldHere.delete(this.dir)
     if (this.lostReason !== undefined) return
     this.lostReason = 'released'
-    const rec = await readOwner(this.dir)
+    await this.beating // a heartbeat in flight must not write a record once the directory is gone
+    const rec = parseOwner(await this.files.read(this.ownerFile))
     if (rec?.instance === this.instance)
       await fsp.rm(path.join(this.dir, LOCK_DIR), { recursive: true, force: true })
+  }
+
+  private get ownerFile(): string {
+    return path.join(this.dir, LOCK_DIR, OWNER_FILE)
+  }
+
+  private leaseHolds(): boolean {
+    return performance.now() - this.renewedAt <= this.timing.staleMs / 2
+  }
+
+  /** Waits for heartbeats until one begun after the lease ran out renews it, or the lock is lost. */
+  private async renewed(): Promise<void> {
+    while (this.lostReason === undefined && !this.leaseHolds()) await this.beat()
+    if (this.lostReason !== undefined) throw new SlotLockLostError(this.dir, this.lostReason)
   }
 
   private async take(): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await fsp.mkdir(path.join(this.dir, LOCK_DIR))
-        await this.writeRecord()
+        this.renewedAt = await this.writeRecord()
         return
       } catch (e) {
         if (errorCode(e) !== 'EEXIST') throw e
@@ -126,27 +171,38 @@ export class SlotLock {
   }
 
   private async takeOver(): Promise<void> {
-    const raw = await readOwnerBytes(this.dir)
+    const raw = await this.files.read(this.ownerFile)
     const rec = parseOwner(raw)
     const verdict = judgeLocally(rec)
     if (verdict === 'live') throw new SlotLockedError(this.dir, rec, 'the process is running')
-    if (verdict === 'unknown' && (await changesWithin(this.dir, raw, this.timing))) {
+    if (verdict === 'unknown' && (await this.changesWithin(raw))) {
       throw new SlotLockedError(
         this.dir,
-        parseOwner(await readOwnerBytes(this.dir)),
+        parseOwner(await this.files.read(this.ownerFile)),
         'its heartbeat is fresh',
       )
     }
     await this.claim(raw, rec)
-    await this.writeRecord()
+    this.renewedAt = await this.writeRecord()
+  }
+
+  /** Watches owner.json for staleMs; true as soon as its bytes change (a live owner's heartbeat). */
+  private async changesWithin(raw: Buffer | undefined): Promise<boolean> {
+    const { heartbeatMs, staleMs } = this.timing
+    const until = performance.now() + staleMs
+    const step = Math.max(10, Math.min(heartbeatMs / 2, staleMs / 4))
+    while (performance.now() < until) {
+      await new Promise((r) => setTimeout(r, step))
+      if (!sameBytes(await this.files.read(this.ownerFile), raw)) return true
+    }
+    return false
   }
 
   /** Creates the first free takeover marker for this exact owner record; a marker younger than staleMs
-   * means another opener is taking over right now. */
+   * means another opener is taking over right now. Then owner.json must still hold that record. */
   private async claim(raw: Buffer | undefined, rec: OwnerRecord | undefined): Promise<void> {
-    const fingerprint = raw ? crc32c(raw).toString(16) : 'none'
     for (let n = 0; ; n++) {
-      const marker = path.join(this.dir, LOCK_DIR, `takeover-${fingerprint}-${n}`)
+      const marker = path.join(this.dir, LOCK_DIR, `${markerPrefix(raw)}${n}`)
       try {
         await (await fsp.open(marker, 'wx')).close()
         break
@@ -157,12 +213,14 @@ export class SlotLock {
           throw new SlotLockedError(this.dir, rec, 'another process is taking over')
       }
     }
-    const now = await readOwnerBytes(this.dir)
+    const now = await this.files.read(this.ownerFile)
     if (!sameBytes(now, raw))
       throw new SlotLockedError(this.dir, parseOwner(now), 'another process took over')
   }
 
-  private async writeRecord(): Promise<void> {
+  /** Writes owner.json with the current heartbeat counter; returns when the write began. */
+  private async writeRecord(): Promise<number> {
+    const startedAt = performance.now()
     const rec: OwnerRecord = {
       host: os.hostname(),
       pid: process.pid,
@@ -171,32 +229,55 @@ export class SlotLock {
     }
     const start = procStat(process.pid)?.start
     if (start !== undefined) rec.pidStart = start
-    const file = path.join(this.dir, LOCK_DIR, OWNER_FILE)
-    const tmp = `${file}.${this.instance}.tmp`
-    await fsp.writeFile(tmp, JSON.stringify(rec))
-    await fsp.rename(tmp, file)
-    this.lastBeat = performance.now()
+    const file = this.ownerFile
+    await this.files.replace(file, `${file}.${this.instance}.tmp`, Buffer.from(JSON.stringify(rec)))
+    return startedAt
   }
 
-  private async beat(): Promise<void> {
-    if (this.beating || this.lostReason !== undefined) return
-    this.beating = true
+  /** The heartbeat in flight, or a new one. */
+  private beat(): Promise<void> {
+    this.beating ??= this.renew().finally(() => {
+      this.beating = undefined
+    })
+    return this.beating
+  }
+
+  /** One heartbeat: a renewal as the module comment describes, safe however late it comes. */
+  private async renew(): Promise<void> {
+    if (this.lostReason !== undefined) return
+    const startedAt = performance.now()
     try {
-      this.check()
-      const rec = await readOwner(this.dir)
+      const raw = await this.files.read(this.ownerFile)
+      const rec = parseOwner(raw)
       if (rec?.instance !== this.instance) {
-        this.lose(rec ? `PID ${rec.pid} on ${rec.host} took the slot over` : 'the lock directory was removed')
+        this.lose(rec ? `PID ${rec.pid} on ${rec.host} took the slot over` : 'owner.json was removed')
         return
       }
       this.heartbeat++
-      this.check()
       await this.writeRecord()
-    } catch {
-      // A failed heartbeat (say, a full disk) is retried on the next tick; check() fences this process
-      // if they keep failing for staleMs / 2.
-    } finally {
-      this.beating = false
+      if (!this.replacedInTime() && (await this.takeoverMarked(raw))) {
+        this.lose('another process was taking the slot over')
+        return
+      }
+      this.renewedAt = startedAt
+    } catch (e) {
+      // Retried on the next tick while the lease holds; after that nothing tells whether a taker came.
+      if (!this.leaseHolds()) this.lose(`no heartbeat for ${this.silenceMs()} ms: ${(e as Error).message}`)
     }
+  }
+
+  /** True while a taker of the record in place at the last renewal cannot have marked it yet. */
+  private replacedInTime(): boolean {
+    return performance.now() - this.renewedAt < this.timing.staleMs
+  }
+
+  private async takeoverMarked(raw: Buffer | undefined): Promise<boolean> {
+    const prefix = markerPrefix(raw)
+    return (await this.files.list(path.join(this.dir, LOCK_DIR))).some((n) => n.startsWith(prefix))
+  }
+
+  private silenceMs(): number {
+    return Math.round(performance.now() - this.renewedAt)
   }
 
   private lose(reason: string): void {
@@ -205,6 +286,11 @@ export class SlotLock {
     clearInterval(this.timer)
     this.onLost(new SlotLockLostError(this.dir, reason))
   }
+}
+
+/** Takeover markers for owner record `raw` start with this; its number follows. */
+function markerPrefix(raw: Buffer | undefined): string {
+  return `takeover-${raw ? crc32c(raw).toString(16) : 'none'}-`
 }
 
 /** 'dead' when the record proves the owner is gone, 'live' when it proves it runs, else 'unknown'. */
@@ -218,33 +304,9 @@ function judgeLocally(rec: OwnerRecord | undefined): 'dead' | 'live' | 'unknown'
   return rec.pid === process.pid ? 'unknown' : 'live'
 }
 
-/** Watches owner.json for staleMs; true as soon as its bytes change (a live owner's heartbeat). */
-async function changesWithin(dir: string, raw: Buffer | undefined, timing: LockTiming): Promise<boolean> {
-  const until = performance.now() + timing.staleMs
-  const step = Math.max(10, Math.min(timing.heartbeatMs / 2, timing.staleMs / 4))
-  while (performance.now() < until) {
-    await new Promise((r) => setTimeout(r, step))
-    if (!sameBytes(await readOwnerBytes(dir), raw)) return true
-  }
-  return false
-}
-
 async function writeCompatibilityFiles(dir: string): Promise<void> {
   await (await fsp.open(path.join(dir, '.lock'), 'a')).close()
   await fsp.writeFile(path.join(dir, '.lock.pid'), `${process.pid}\n`)
-}
-
-async function readOwnerBytes(dir: string): Promise<Buffer | undefined> {
-  try {
-    return await fsp.readFile(path.join(dir, LOCK_DIR, OWNER_FILE))
-  } catch (e) {
-    if (errorCode(e) === 'ENOENT') return undefined
-    throw e
-  }
-}
-
-async function readOwner(dir: string): Promise<OwnerRecord | undefined> {
-  return parseOwner(await readOwnerBytes(dir))
 }
 
 function parseOwner(raw: Buffer | undefined): OwnerRecord | undefined {

@@ -21,6 +21,7 @@ export {
 } from './errors.js'
 export type { OpenMode, SlotFile, SlotFs } from './io.js'
 export { nodeFs } from './io.js'
+export type { LockFiles } from './lock-files.js'
 export type { SlotLogger } from './logger.js'
 export type { MemorySlotOptions } from './memory-slot.js'
 export { openMemorySlot } from './memory-slot.js'

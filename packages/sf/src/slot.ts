@@ -123,6 +123,7 @@ export async function openSlot(options: SlotOptions): Promise<Slot> {
     s.dir,
     { heartbeatMs: options.lockHeartbeatMs ?? 1000, staleMs: options.lockStaleMs ?? 10_000 },
     (e) => slot?.fail(e),
+    s.io.lockFiles,
   )
   try {
     const recovered = await recoverSlot(s.io, s.dir, s.logger)
@@ -218,7 +219,7 @@ class DiskSlot extends BaseSlot {
     this.tornTailBytes = r.tornTailBytes
     this.dataLoss = r.dataLoss
     this.writer = new SegmentWriter(s, r.segments, active, r.nextGen, r.nextFsn, {
-      beforeWrite: () => this.lock.check(),
+      beforeWrite: () => this.lock.writable(),
       published: (last, frames) => {
         this.published = last
         this.appends += frames
@@ -316,7 +317,7 @@ class DiskSlot extends BaseSlot {
   private async persistAck(): Promise<void> {
     const target = this.acked
     if (target > this.persistedAck) {
-      this.lock.check()
+      await this.lock.writable()
       try {
         await writeWatermark(this.s.io, this.s.dir, target)
       } catch (e) {
@@ -344,6 +345,7 @@ class DiskSlot extends BaseSlot {
       seg;
       seg = this.writer.trimmable(this.persistedAck)
     ) {
+      await this.lock.writable()
       await this.writer.trimOldest()
       freed = true
     }
@@ -433,6 +435,7 @@ class DiskSlot extends BaseSlot {
   // ---- lifecycle ----
 
   async markFailed(reason: string): Promise<void> {
+    await this.lock.writable()
     await replaceFileDurably(this.s.io, this.s.dir, FAILED_FILE, Buffer.from(reason, 'utf8'))
   }
 
@@ -460,6 +463,7 @@ class DiskSlot extends BaseSlot {
 
   /** Everything is acked: keep only the watermark (for FSN continuity), so the slot reopens as fresh. */
   private async removeDrained(): Promise<void> {
+    await this.lock.writable()
     const last = this.writer.lastUsedFsn
     if (last > this.persistedAck) await writeWatermark(this.s.io, this.s.dir, last)
     this.persistedAck = last

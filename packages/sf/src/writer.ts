@@ -47,8 +47,12 @@ export interface WriterSettings {
 }
 
 export interface WriterHooks {
-  /** Runs before each batch; throws to stop the writer (the lock's fencing check). */
-  beforeWrite(): void
+  /**
+   * The lock's fence, asked before the flush loop writes (a batch, a seal, a sync) and before a spare is
+   * made or deleted: undefined to go on at once, a promise to wait for first (a late heartbeat being
+   * verified); its rejection stops the writer.
+   */
+  beforeWrite(): Promise<void> | undefined
   /** Frames up to `lastFsn` are published. */
   published(lastFsn: bigint, frames: number): void
   /** The writer stopped for good (failed write or sync). */
@@ -215,6 +219,8 @@ export class SegmentWriter {
       await spare.file.close()
       names.push(segmentFileName(spare.gen))
     }
+    // Not once another process may own the slot: its recovery removed them, and it may reuse the names.
+    await this.hooks.beforeWrite()
     // At once: deleting a large file takes milliseconds (freeing, and trimming on a `discard` mount).
     await Promise.all(names.map((name) => this.s.io.unlink(this.path(name))))
   }
@@ -254,6 +260,11 @@ export class SegmentWriter {
   private async flushLoop(): Promise<void> {
     try {
       while (!this.stopped) {
+        const work = this.fill.waiters.length > 0 || this.sealWaiters.length > 0 || this.syncWanted
+        if (!work) return
+        // Awaited only when it is a promise: a tick here would let later appends overtake a seal.
+        const wait = this.hooks.beforeWrite()
+        if (wait && !(await this.fenced(wait))) return
         if (this.fill.waiters.length > 0) await this.flushBatch()
         else if (this.sealWaiters.length > 0) await this.sealNow()
         else if (this.syncWanted) {
@@ -266,11 +277,23 @@ export class SegmentWriter {
     }
   }
 
+  /**
+   * Waits for the lock's fence; false when the writer stopped meanwhile or the fence stopped it (the
+   * queued appends then fail with its error). Appends made while it waits join the next batch.
+   */
+  private async fenced(wait: Promise<void>): Promise<boolean> {
+    try {
+      await wait
+    } catch (e) {
+      this.fail(e as Error)
+    }
+    return !this.stopped
+  }
+
   private async flushBatch(): Promise<void> {
     const batch = this.fill
     this.fill = this.idle
     try {
-      this.hooks.beforeWrite()
       await this.writeBatch(batch)
     } catch (e) {
       batch.rejectFrom(0, e)
@@ -441,6 +464,7 @@ export class SegmentWriter {
    * header and frame writes and their fdatasync; recovery recognises a blank header as an unused spare.
    */
   private async makeSpare(gen: bigint, reuse?: Retired): Promise<Spare> {
+    await this.hooks.beforeWrite()
     const tmp = reuse ? this.path(reuse.name) : this.tmpPath(gen)
     const file = reuse
       ? await blankSegmentFile(this.s.io, tmp)

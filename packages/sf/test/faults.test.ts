@@ -177,6 +177,24 @@ describe('disk full and I/O faults', () => {
     },
   )
 
+  it("a disk stall holding the slot's and the lock's calls past lockStaleMs / 2, nobody taking over: appends go on after it", async () => {
+    const sfDir = await tmpSfDir()
+    const io = new FaultyFs()
+    const logger = captureLogger()
+    const lock = { lockHeartbeatMs: 50, lockStaleMs: 1000 }
+    const slot = await openSlot({ sfDir, ...opts, ...lock, io, logger })
+    await appendAll(slot, frames(1, 5))
+    const endStall = io.stall()
+    const during = frames(6, 5).map((p) => slot.append(p)) // wait on the disk
+    await new Promise((resolve) => setTimeout(resolve, lock.lockStaleMs))
+    endStall()
+    expect(await Promise.all(during)).toEqual([6n, 7n, 8n, 9n, 10n])
+    expect(await appendAll(slot, frames(11, 5))).toEqual([11n, 12n, 13n, 14n, 15n])
+    await slot.close()
+    expect(logger.text('error')).toBe('')
+    expect(await contents(sfDir)).toEqual(frames(1, 15))
+  })
+
   it('ENOSPC writing the watermark gives back the spare segment and retries', async () => {
     const sfDir = await tmpSfDir()
     const io = new FaultyFs()
