@@ -10,147 +10,144 @@
  *      groups it, through load files (lib/duckdb-floor.mjs).
  *  (3) peak RSS of the skipprd process in (1) and (2). Target ≤ 300 MB.
  *  (4) `skipprd --help` start-up, median of 10, beside `node -e 0`. Target ≤ 150 ms.
+ *  (5) deadletters set aside by the source: the same file with 0.1% of its rows (1,000, spread
+ *      evenly past the head the source samples) holding bytes that are not UTF-8, into each destination with a deadletter sink
+ *      in the same destination; good rows landed per second beside the clean run of (1) or (2).
+ *      Target ≥ 0.8×.
+ *  (6) deadletters refused by the destination, the same 0.1%: PostgreSQL loads the clean file into
+ *      a pre-created table with a CHECK constraint they fail, DuckDB a copy whose start_time is a day
+ *      no month has (lib/refused-csv.ts). Beside the clean run too, no target.
  *
- * skipprd is the BUILT CLI run as a child process and timed from spawn to exit. psql is timed the
- * same way; read_csv runs in a Node process of its own (lib/read-csv.mjs), timed around the one
- * statement, the strictest limit, with its whole process shown beside it. Every load is checked for
- * its row count.
+ * skipprd is the BUILT CLI run as a child process and timed from spawn to exit (lib/sync-once.ts),
+ * its CPU time (user + system) beside. psql is timed the same way; read_csv runs in a Node process of
+ * its own (lib/read-csv.mjs), timed around the one statement, the strictest limit, with its whole
+ * process shown beside it. Every load is checked for its row count; after each run of (5) and (6)
+ * the data table must hold exactly the good rows and `_dl_e2e` exactly the refused ones
+ * (lib/landed-check.ts), or the bench fails.
  *
- * (1) and (2) run SKIPPR_BENCH_E2E_ROUNDS times, each round a skipprd run and its raw limit back to
- * back, in turns going first; a ratio is taken within each round and the median counts, with the
- * range beside it. One pair alone moves by ±10% with the load of a shared machine.
+ * The parts run SKIPPR_BENCH_E2E_ROUNDS times, each round the raw limit and skipprd's runs of one
+ * destination back to back, each round starting one further along the list, so none always gets the
+ * warmer machine; a ratio is taken within each round and the median counts, with the range beside
+ * it. One pair alone moves by ±10% with the load of a shared machine.
  *
  * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
  * Run:  pnpm --filter @skippr/bench e2e
  * Env:  SKIPPR_BENCH_E2E_ROWS  rows in the file (default 1,000,000)
- *       SKIPPR_BENCH_E2E_ROUNDS rounds of (1) and (2) (default 3)
+ *       SKIPPR_BENCH_E2E_ROUNDS rounds of (1), (2), (5) and (6) (default 5)
+ *       SKIPPR_BENCH_E2E_REFUSED which deadletter parts run: `source` (5), `destination` (6), comma
+ *                              separated, or `none` (default `source,destination`)
  *       SKIPPR_BENCH_PROFILE   1: run skipprd under `node --cpu-prof` and print its top functions
  *                              (slows it down: the ratios are then not the benchmark's)
  *       SKIPPR_BENCH_DIR       where the temporary data goes (default: the OS temp dir)
  *       SKIPPR_TEST_PG_URL     the PostgreSQL server (default: the local `test` database)
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { type NamespaceSchema, silentLogger } from '@skippr/connector-api'
+import { deadletterNamespace, silentLogger } from '@skippr/connector-api'
 import { DuckdbSink } from '@skippr/sink-duckdb'
 import { PostgresSink } from '@skippr/sink-postgres'
-import { FileSource } from '@skippr/source-file'
 import { writeBikehireFile } from '@skippr/source-sample'
-import { stringify } from 'yaml'
-import { topSelfTimes } from './lib/cpu-profile.js'
-import { countRows, freshSchema, PG_URL, psqlCopy } from './lib/postgres.js'
+import { checkLanded, type Expected, type RowsOf } from './lib/landed-check.js'
+import { type BenchSchema, countRows, freshSchema, PG_URL, psqlCopy } from './lib/postgres.js'
 import { ensureOk, type Measured, measure } from './lib/process.js'
-import { formatRate, machineLine, median, table } from './lib/report.js'
-import { defaultsEnv, skipprdCli } from './lib/skipprd.js'
+import { evenSpoiling, impossibleDay, notUtf8, spoiledSql, writeSpoiledCopy } from './lib/refused-csv.js'
+import { cpuCell, formatRate, machineLine, median, ratioCell, table, verdict } from './lib/report.js'
+import { inRotation } from './lib/rounds.js'
+import { skipprdCli } from './lib/skipprd.js'
+import { inferredSchema, PIPELINE, type SkipprdRun, syncOnce } from './lib/sync-once.js'
 
 const ROWS = Number(process.env.SKIPPR_BENCH_E2E_ROWS ?? 1_000_000)
 const PROFILE = process.env.SKIPPR_BENCH_PROFILE === '1'
-const ROUNDS = Number(process.env.SKIPPR_BENCH_E2E_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.SKIPPR_BENCH_E2E_ROUNDS ?? 5)
 const STARTS = 10
 const MB = 1024 * 1024
-const TARGET = { postgres: 0.8, duckdb: 0.5, rssMb: 300, helpMs: 150 }
+const TARGET = { postgres: 0.8, duckdb: 0.5, rssMb: 300, helpMs: 150, deadletters: 0.8 }
 const PG_URL_VARIABLE = 'SKIPPR_BENCH_PG_URL'
+/** 0.1% of the rows, spread evenly through the file past its head (lib/refused-csv.ts). */
+const SPOILING = evenSpoiling(ROWS, 0.001)
+const REFUSED_ROWS = SPOILING.count
+const GOOD_ROWS = ROWS - REFUSED_ROWS
+const DEADLETTER_TABLE = deadletterNamespace(PIPELINE)
 
-interface SkipprdRun extends Measured {
-  /** `elapsed_ms` of sync_complete: the sync without process start and exit. */
-  readonly syncMs: number
+/** Who refuses the rows of a deadletter run: the File source (5) or the destination (6). */
+type Refusal = 'source' | 'destination'
+const REFUSALS = refusalsToRun(process.env.SKIPPR_BENCH_E2E_REFUSED ?? 'source,destination')
+
+function refusalsToRun(text: string): ReadonlySet<Refusal> {
+  const names = text === 'none' ? [] : text.split(',').map((name) => name.trim())
+  const unknown = names.find((name) => name !== 'source' && name !== 'destination')
+  if (unknown !== undefined) throw new Error(`SKIPPR_BENCH_E2E_REFUSED: unknown part ${unknown}`)
+  return new Set(names as Refusal[])
 }
 
 const cli = skipprdCli()
 const dir = await mkdtemp(path.join(process.env.SKIPPR_BENCH_DIR ?? os.tmpdir(), 'skippr-bench-e2e-'))
 const csv = path.join(dir, 'rentals.csv')
+/** The spoiled copies, in directories of their own: a file's name is its namespace, `rentals` for all. */
+const notUtf8Csv = path.join(dir, 'not-utf8', 'rentals.csv')
+const impossibleDayCsv = path.join(dir, 'impossible-day', 'rentals.csv')
 
-/** `skipprd sync --pipeline e2e --once` of the CSV into `sink`, from a new working dir `name`. */
-async function syncOnce(name: string, sink: object, env: Record<string, string> = {}): Promise<SkipprdRun> {
-  const workDir = path.join(dir, name)
-  await mkdir(workDir)
-  const config = path.join(workDir, 'skippr.yml')
-  const pipeline = {
-    data_source: 'data_sources.rentals',
-    data_sink: 'data_sinks.warehouse',
-    data_dir: './data',
-  }
-  await writeFile(
-    config,
-    stringify({
-      data_sources: { rentals: { File: { path: path.relative(workDir, csv), format: 'csv' } } },
-      data_sinks: { warehouse: sink },
-      pipelines: { e2e: pipeline },
-    }),
-  )
-  const profileDir = path.join(workDir, 'cpu-profile')
-  const node = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
-  const args = [...node, cli, 'sync', '--pipeline', 'e2e', '--once', '--output', 'json', '--config', config]
-  const run = ensureOk(
-    `skipprd sync (${name})`,
-    await measure(process.execPath, args, { cwd: workDir, env: defaultsEnv(env) }),
-  )
-  const complete = run.stdout
-    .split('\n')
-    .filter((line) => line.includes('"sync_complete"'))
-    .map((line) => JSON.parse(line) as { total_rows: number; elapsed_ms: number })[0]
-  if (complete?.total_rows !== ROWS)
-    throw new Error(`skipprd (${name}) wrote ${complete?.total_rows} rows, expected ${ROWS}`)
-  if (PROFILE) await printProfile(name, profileDir)
-  return { ...run, syncMs: complete.elapsed_ms }
-}
-
-async function printProfile(name: string, profileDir: string): Promise<void> {
-  console.log(`cpu profile of skipprd (${name}), self time:`)
-  for (const { name: fn, ms, share } of await topSelfTimes(profileDir, 20))
-    console.log(`  ${(share * 100).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(6)} ms  ${fn}`)
-}
-
-/** Runs `a` and `b` one after the other, `b` first in odd rounds: neither always gets the warmer machine. */
-async function inTurn<A, B>(round: number, a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]> {
-  if (round % 2 === 0) {
-    const first = await a()
-    return [first, await b()]
-  }
-  const second = await b()
-  return [await a(), second]
-}
+/** What a deadletter run must leave: `byLine` when the source set the rows aside (lib/landed-check.ts). */
+const expected = (byLine: boolean): Expected => ({
+  rows: ROWS,
+  spoiling: SPOILING,
+  namespace: 'rentals',
+  byLine,
+})
 
 const floorScript = fileURLToPath(new URL('lib/pg-floor.mjs', import.meta.url))
 const duckdbFloorScript = fileURLToPath(new URL('lib/duckdb-floor.mjs', import.meta.url))
 
-/** The schema the File source infers for the CSV: what skipprd's sinks make their tables from. */
-async function inferredSchema(): Promise<NamespaceSchema> {
-  const [inferred] = await new FileSource(
-    { path: csv, format: 'csv' },
-    { configDir: dir, dataDir: dir, pipeline: 'e2e', logger: silentLogger },
-  ).discover()
-  if (!inferred) throw new Error(`the File source found no schema in ${csv}`)
-  return inferred
+/** A PostgreSQL sink entry for `schema`, its connection string taken from the environment as a user keeps it. */
+const postgresEntry = (schema: string) => ({
+  Postgres: { connection_string: `\${${PG_URL_VARIABLE}}`, schema },
+})
+const postgresEnv = { [PG_URL_VARIABLE]: PG_URL }
+
+interface PgRound {
+  readonly psql: Measured
+  readonly skipprd: SkipprdRun
+  readonly floor: Measured
+  readonly source: SkipprdRun | undefined
+  readonly destination: SkipprdRun | undefined
 }
 
 /**
- * A round of (1): skipprd and `psql \copy` in turns, then the floor (lib/pg-floor.mjs), which shows
- * how much of a shortfall this machine and Node impose before skipprd does anything of its own.
+ * A round of (1), (5) and (6): `psql \copy` and skipprd's runs in rotation, each skipprd run in a
+ * schema of its own, then the floor (lib/pg-floor.mjs), which shows how much of a shortfall this
+ * machine and Node impose before skipprd does anything of its own.
  */
-async function postgres(round: number): Promise<{ psql: Measured; skipprd: SkipprdRun; floor: Measured }> {
+async function postgres(round: number): Promise<PgRound> {
   const schema = await freshSchema('skippr_bench_e2e')
+  const sourceSchema = REFUSALS.has('source') ? await freshSchema('skippr_bench_e2e_dl') : undefined
+  const destinationSchema = REFUSALS.has('destination') ? await freshSchema('skippr_bench_e2e_dl') : undefined
   try {
     // The \copy table is made by the sink's own DDL from the File source's own inference, so it is
     // the table skipprd creates.
-    const inferred = await inferredSchema()
-    const sink = new PostgresSink({ connection_string: PG_URL, schema: schema.name }, silentLogger)
-    await sink.prepare({ ...inferred, namespace: 'psql_rentals' })
-    await sink.prepare({ ...inferred, namespace: 'floor_rentals' })
-    await sink.close()
-    const [psql, skipprd] = await inTurn(
-      round,
-      () => psqlCopy(`"${schema.name}"."psql_rentals"`, csv, true),
-      () =>
+    await prepareTables(schema, ['psql_rentals', 'floor_rentals'])
+    if (destinationSchema) await prepareCheckedTable(destinationSchema)
+    const runs = await inRotation(round, {
+      psql: () => psqlCopy(`"${schema.name}"."psql_rentals"`, csv, true),
+      skipprd: () =>
         syncOnce(
-          `postgres-${round}`,
-          { Postgres: { connection_string: `\${${PG_URL_VARIABLE}}`, schema: schema.name } },
-          { [PG_URL_VARIABLE]: PG_URL },
+          dir,
+          {
+            name: `postgres-${round}`,
+            csv,
+            sink: postgresEntry(schema.name),
+            env: postgresEnv,
+            rows: ROWS,
+            deadletters: 0,
+          },
+          PROFILE,
         ),
-    )
+      source: sourceSchema && (() => pgRefusedRun(`postgres-source-${round}`, notUtf8Csv, sourceSchema)),
+      destination:
+        destinationSchema && (() => pgRefusedRun(`postgres-destination-${round}`, csv, destinationSchema)),
+    })
     const floor = ensureOk(
       'the bare Node COPY',
       await measure(process.execPath, [floorScript, PG_URL, `"${schema.name}"."floor_rentals"`, csv]),
@@ -159,56 +156,155 @@ async function postgres(round: number): Promise<{ psql: Measured; skipprd: Skipp
       const landed = await countRows(schema.client, `"${schema.name}"."${t}"`)
       if (landed !== ROWS) throw new Error(`PostgreSQL ${t}: ${landed} rows, expected ${ROWS}`)
     }
-    return { psql, skipprd, floor }
+    if (sourceSchema) await checkLanded(pgRowsOf(sourceSchema), pgTables(sourceSchema), expected(true))
+    if (destinationSchema)
+      await checkLanded(pgRowsOf(destinationSchema), pgTables(destinationSchema), expected(false))
+    return { ...runs, floor }
   } finally {
-    await schema.drop()
+    await Promise.all([schema, sourceSchema, destinationSchema].map((s) => s?.drop()))
   }
 }
 
+/** Tables `names` in `schema`, made by the sink's own DDL from the File source's inference of the clean file. */
+async function prepareTables(schema: BenchSchema, names: readonly string[]): Promise<void> {
+  const inferred = await inferredSchema(csv)
+  const sink = new PostgresSink({ connection_string: PG_URL, schema: schema.name }, silentLogger)
+  try {
+    for (const namespace of names) await sink.prepare({ ...inferred, namespace })
+  } finally {
+    await sink.close()
+  }
+}
+
+/** (6)'s table, made before the sync as skipprd would make it, with a CHECK the spoiled rows fail. */
+async function prepareCheckedTable(schema: BenchSchema): Promise<void> {
+  await prepareTables(schema, ['rentals'])
+  await schema.client.query(
+    `ALTER TABLE "${schema.name}"."rentals" ADD CONSTRAINT bench_spoiled_rows ` +
+      `CHECK (NOT ${spoiledSql(SPOILING, 'rental_id')})`,
+  )
+}
+
+/** A deadletter run into PostgreSQL: the data and its deadletter sink in the same schema. */
+function pgRefusedRun(name: string, file: string, schema: BenchSchema): Promise<SkipprdRun> {
+  const entry = postgresEntry(schema.name)
+  return syncOnce(
+    dir,
+    {
+      name,
+      csv: file,
+      sink: entry,
+      deadletterSink: entry,
+      env: postgresEnv,
+      rows: GOOD_ROWS,
+      deadletters: REFUSED_ROWS,
+    },
+    PROFILE,
+  )
+}
+
+const pgRowsOf =
+  (schema: BenchSchema): RowsOf =>
+  async (sql) =>
+    (await schema.client.query<Record<string, unknown>>(sql)).rows
+
+const pgTables = (schema: BenchSchema) => ({
+  data: `"${schema.name}"."rentals"`,
+  deadletters: `"${schema.name}"."${DEADLETTER_TABLE}"`,
+})
+
 type ReadCsvRun = Measured & { statementMs: number }
 
-async function duckdb(round: number): Promise<{ readCsv: ReadCsvRun; skipprd: SkipprdRun; floor: Measured }> {
-  const script = fileURLToPath(new URL('lib/read-csv.mjs', import.meta.url))
+interface DuckRound {
+  readonly readCsv: ReadCsvRun
+  readonly skipprd: SkipprdRun
+  readonly floor: Measured
+  readonly source: SkipprdRun | undefined
+  readonly destination: SkipprdRun | undefined
+}
+
+/** Data and deadletters in one DuckDB file, as (5) and (6) want them. */
+const duckdbEntry = { Duckdb: { path: './warehouse.duckdb' } }
+const warehouseOf = (name: string) => path.join(dir, name, 'warehouse.duckdb')
+
+/** A round of (2), (5) and (6): read_csv and skipprd's runs in rotation, then the floor. */
+async function duckdb(round: number): Promise<DuckRound> {
   const name = `duckdb-${round}`
-  const [readCsv, skipprd] = await inTurn(
-    round,
-    async (): Promise<ReadCsvRun> => {
-      const baseline = ensureOk(
-        'read_csv',
-        await measure(process.execPath, [script, path.join(dir, `baseline-${round}.duckdb`), csv]),
-      )
-      const { ms: statementMs, rows } = JSON.parse(baseline.stdout) as { ms: number; rows: number }
-      if (rows !== ROWS) throw new Error(`DuckDB read_csv: ${rows} rows, expected ${ROWS}`)
-      return { ...baseline, statementMs }
-    },
-    () => syncOnce(name, { Duckdb: { path: './warehouse.duckdb' } }),
+  const sourceName = `duckdb-source-${round}`
+  const destinationName = `duckdb-destination-${round}`
+  const runs = await inRotation(round, {
+    readCsv: () => readCsv(round),
+    skipprd: () => syncOnce(dir, { name, csv, sink: duckdbEntry, rows: ROWS, deadletters: 0 }, PROFILE),
+    source: REFUSALS.has('source') ? () => duckdbRefusedRun(sourceName, notUtf8Csv) : undefined,
+    destination: REFUSALS.has('destination')
+      ? () => duckdbRefusedRun(destinationName, impossibleDayCsv)
+      : undefined,
+  })
+  const { floor, floorFile } = await duckdbFloor(round)
+  for (const file of [warehouseOf(name), floorFile]) {
+    const landed = await withDuckdb(file, async (rowsOf) =>
+      Number((await rowsOf('SELECT count(*) AS n FROM rentals'))[0]?.n),
+    )
+    if (landed !== ROWS) throw new Error(`DuckDB rentals in ${file}: ${landed} rows, expected ${ROWS}`)
+  }
+  const tables = { data: 'rentals', deadletters: `"${DEADLETTER_TABLE}"` }
+  if (runs.source)
+    await withDuckdb(warehouseOf(sourceName), (rowsOf) => checkLanded(rowsOf, tables, expected(true)))
+  if (runs.destination)
+    await withDuckdb(warehouseOf(destinationName), (rowsOf) => checkLanded(rowsOf, tables, expected(false)))
+  return { ...runs, floor }
+}
+
+async function readCsv(round: number): Promise<ReadCsvRun> {
+  const script = fileURLToPath(new URL('lib/read-csv.mjs', import.meta.url))
+  const baseline = ensureOk(
+    'read_csv',
+    await measure(process.execPath, [script, path.join(dir, `baseline-${round}.duckdb`), csv]),
   )
-  // The floor's table is made by the sink's own DDL, so it is the table skipprd creates.
+  const { ms: statementMs, rows } = JSON.parse(baseline.stdout) as { ms: number; rows: number }
+  if (rows !== ROWS) throw new Error(`DuckDB read_csv: ${rows} rows, expected ${ROWS}`)
+  return { ...baseline, statementMs }
+}
+
+function duckdbRefusedRun(name: string, file: string): Promise<SkipprdRun> {
+  return syncOnce(
+    dir,
+    {
+      name,
+      csv: file,
+      sink: duckdbEntry,
+      deadletterSink: duckdbEntry,
+      rows: GOOD_ROWS,
+      deadletters: REFUSED_ROWS,
+    },
+    PROFILE,
+  )
+}
+
+/** The floor of (2) (lib/duckdb-floor.mjs), into a table made by the sink's own DDL: the table skipprd creates. */
+async function duckdbFloor(round: number): Promise<{ floor: Measured; floorFile: string }> {
   const floorDir = path.join(dir, `duckdb-floor-${round}`)
   await mkdir(floorDir)
   const sink = new DuckdbSink(
     { path: 'floor.duckdb', schema: 'main' },
     { configDir: floorDir, dataDir: floorDir },
   )
-  await sink.prepare(await inferredSchema())
+  await sink.prepare(await inferredSchema(csv))
   await sink.close()
   const floorFile = path.join(floorDir, 'floor.duckdb')
   const floor = ensureOk(
     'the bare Node DuckDB load',
     await measure(process.execPath, [duckdbFloorScript, floorFile, 'rentals', csv]),
   )
-  for (const file of [path.join(dir, name, 'warehouse.duckdb'), floorFile]) {
-    const landed = await duckdbCount(file, 'rentals')
-    if (landed !== ROWS) throw new Error(`DuckDB rentals in ${file}: ${landed} rows, expected ${ROWS}`)
-  }
-  return { readCsv, skipprd, floor }
+  return { floor, floorFile }
 }
 
-async function duckdbCount(file: string, table: string): Promise<number> {
+/** Opens the DuckDB `file` (skipprd has exited) for `use`, and closes it after. */
+async function withDuckdb<T>(file: string, use: (rowsOf: RowsOf) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(file)
   const connection = await instance.connect()
   try {
-    return Number((await connection.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]?.[0])
+    return await use(async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS())
   } finally {
     connection.closeSync()
     instance.closeSync()
@@ -224,26 +320,61 @@ async function startup(): Promise<{ helpMs: number; nodeMs: number }> {
   return { helpMs: median(times.help), nodeMs: median(times.node) }
 }
 
-const verdict = (ok: boolean) => (ok ? 'yes' : 'NO')
+const ms = (runs: readonly Measured[]) => median(runs.map((run) => run.ms))
+const syncMs = (runs: readonly SkipprdRun[]) => median(runs.map((run) => run.syncMs))
 
-/** The median ratio of the rounds, with their range. */
-function ratioCell(ratios: readonly number[]): string {
-  const range =
-    ratios.length > 1 ? ` (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` : ''
-  return `${median(ratios).toFixed(2)}×${range}`
+interface Rounds {
+  readonly skipprd: SkipprdRun
+  readonly source: SkipprdRun | undefined
+  readonly destination: SkipprdRun | undefined
+}
+
+/**
+ * A row of (5) or (6) for one destination: the clean and the deadletter run's rates (good rows
+ * landed over wall time) and CPU, and per round the deadletter run's rate over the clean run's;
+ * beside it, CPU per good row over CPU per row. Undefined when the part did not run.
+ */
+function deadletterRow(label: string, rounds: readonly Rounds[], refusal: Refusal, target?: number) {
+  const pairs = rounds.flatMap((r) => (r[refusal] ? [{ clean: r.skipprd, refused: r[refusal] }] : []))
+  if (pairs.length === 0) return undefined
+  const ratios = pairs.map(({ clean, refused }) => (GOOD_ROWS / refused.ms) * (clean.ms / ROWS))
+  const cpuRatios = pairs.every(({ clean, refused }) => clean.cpuMs && refused.cpuMs !== undefined)
+    ? pairs.map(({ clean, refused }) => refused.cpuMs! / GOOD_ROWS / (clean.cpuMs! / ROWS))
+    : undefined
+  const runs = (side: 'clean' | 'refused') => pairs.map((pair) => pair[side])
+  return {
+    met: target === undefined || median(ratios) >= target,
+    cells: [
+      label,
+      `${formatRate(ROWS, ms(runs('clean')))}, ${cpuCell(runs('clean'))}`,
+      `${formatRate(GOOD_ROWS, ms(runs('refused')))}, ${cpuCell(runs('refused'))}`,
+      ratioCell(ratios),
+      cpuRatios ? ratioCell(cpuRatios) : '?',
+      target === undefined ? '—' : `≥ ${target}×`,
+      target === undefined ? '' : verdict(median(ratios) >= target),
+    ],
+  }
 }
 
 try {
   console.log(machineLine('skipprd e2e bench'))
   let started = performance.now()
   await writeBikehireFile(csv, { rows: ROWS, format: 'csv' })
+  for (const [file, spoil] of [
+    [notUtf8Csv, notUtf8],
+    [impossibleDayCsv, impossibleDay],
+  ] as const) {
+    await mkdir(path.dirname(file))
+    await writeSpoiledCopy(csv, file, SPOILING, spoil)
+  }
   console.log(
-    `generated ${ROWS.toLocaleString('en')} rows of bikehire CSV in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    `generated ${ROWS.toLocaleString('en')} rows of bikehire CSV, and two copies with ${REFUSED_ROWS.toLocaleString('en')} ` +
+      `of them spoiled, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   )
   started = performance.now()
   if (!(ROUNDS >= 1)) throw new Error('SKIPPR_BENCH_E2E_ROUNDS must be at least 1')
-  const pgRounds: Awaited<ReturnType<typeof postgres>>[] = []
-  const duckRounds: Awaited<ReturnType<typeof duckdb>>[] = []
+  const pgRounds: PgRound[] = []
+  const duckRounds: DuckRound[] = []
   for (let round = 0; round < ROUNDS; round++) {
     pgRounds.push(await postgres(round))
     duckRounds.push(await duckdb(round))
@@ -256,8 +387,6 @@ try {
   const duckFloorRatios = duckRounds.map((r) => r.readCsv.statementMs / r.floor.ms)
   const pgRatio = median(pgRatios)
   const duckRatio = median(duckRatios)
-  const ms = (runs: readonly Measured[]) => median(runs.map((run) => run.ms))
-  const syncMs = (runs: readonly SkipprdRun[]) => median(runs.map((run) => run.syncMs))
   const pgSkipprd = pgRounds.map((r) => r.skipprd)
   const duckSkipprd = duckRounds.map((r) => r.skipprd)
   const peak = (runs: readonly Measured[]) => Math.max(...runs.map((run) => run.peakRss ?? 0)) / MB
@@ -265,12 +394,14 @@ try {
   const mb = (runs: readonly Measured[]) =>
     runs.some((run) => run.peakRss === undefined) ? '?' : `${peak(runs).toFixed(0)} MB`
   const statementMs = median(duckRounds.map((r) => r.readCsv.statementMs))
+  const psqlRuns = pgRounds.map((r) => r.psql)
+  const readCsvRuns = duckRounds.map((r) => r.readCsv)
   const rows: string[][] = [
     ['part', 'skipprd', 'raw limit', 'ratio', 'target', 'met'],
     [
       '(1) → PostgreSQL',
-      `${formatRate(ROWS, ms(pgSkipprd))} (sync ${formatRate(ROWS, syncMs(pgSkipprd))})`,
-      `psql \\copy ${formatRate(ROWS, ms(pgRounds.map((r) => r.psql)))}`,
+      `${formatRate(ROWS, ms(pgSkipprd))} (sync ${formatRate(ROWS, syncMs(pgSkipprd))}), ${cpuCell(pgSkipprd)}`,
+      `psql \\copy ${formatRate(ROWS, ms(psqlRuns))}, psql's ${cpuCell(psqlRuns)}`,
       ratioCell(pgRatios),
       `≥ ${TARGET.postgres}×`,
       verdict(pgRatio >= TARGET.postgres),
@@ -285,8 +416,8 @@ try {
     ],
     [
       '(2) → DuckDB',
-      `${formatRate(ROWS, ms(duckSkipprd))} (sync ${formatRate(ROWS, syncMs(duckSkipprd))})`,
-      `read_csv ${formatRate(ROWS, statementMs)} (process ${formatRate(ROWS, ms(duckRounds.map((r) => r.readCsv)))})`,
+      `${formatRate(ROWS, ms(duckSkipprd))} (sync ${formatRate(ROWS, syncMs(duckSkipprd))}), ${cpuCell(duckSkipprd)}`,
+      `read_csv ${formatRate(ROWS, statementMs)} (process ${formatRate(ROWS, ms(readCsvRuns))}, ${cpuCell(readCsvRuns)})`,
       ratioCell(duckRatios),
       `≥ ${TARGET.duckdb}×`,
       verdict(duckRatio >= TARGET.duckdb),
@@ -302,7 +433,7 @@ try {
     [
       '(3) peak RSS',
       `${rssMb.toFixed(0)} MB (pg ${mb(pgSkipprd)}, duckdb ${mb(duckSkipprd)})`,
-      `read_csv process ${mb(duckRounds.map((r) => r.readCsv))}`,
+      `read_csv process ${mb(readCsvRuns)}`,
       '',
       `≤ ${TARGET.rssMb} MB`,
       verdict(rssMb > 0 && rssMb <= TARGET.rssMb),
@@ -318,16 +449,47 @@ try {
   ]
   console.log(`\n${table(rows)}\n`)
   console.log(
-    `skipprd: spawn to exit ("sync": sync_complete's elapsed_ms), medians of ${ROUNDS} rounds. Ratios are the ` +
-      "median of the rounds' ratios (their range in brackets), against psql's whole process and the read_csv " +
-      'statement alone (its whole process in brackets); peak RSS is the highest of all runs. A floor is a ' +
-      'Node process that only lands the file in 10 MiB batches (no WAL, state or config), run after each ' +
-      "pair: for PostgreSQL COPY transactions on two connections, for DuckDB the sink's grouped read_csv " +
-      'loads of load files. It shows how close a Node process landing the same batches gets on this machine.',
+    `skipprd: spawn to exit ("sync": sync_complete's elapsed_ms), medians of ${ROUNDS} rounds; CPU is user + ` +
+      "system of the process (psql's: its client only). Ratios are the median of the rounds' ratios (their range " +
+      "in brackets), against psql's whole process and the read_csv statement alone (its whole process in " +
+      'brackets); peak RSS is the highest of all runs. A floor is a Node process that only lands the file in ' +
+      '10 MiB batches (no WAL, state or config), run after each pair: for PostgreSQL COPY transactions on two ' +
+      "connections, for DuckDB the sink's grouped read_csv loads of load files. It shows how close a Node " +
+      'process landing the same batches gets on this machine.',
   )
+  const deadletterRows = [
+    deadletterRow(
+      '(5) → PostgreSQL, not UTF-8, set aside by the source',
+      pgRounds,
+      'source',
+      TARGET.deadletters,
+    ),
+    deadletterRow(
+      '(5) → DuckDB, not UTF-8, set aside by the source',
+      duckRounds,
+      'source',
+      TARGET.deadletters,
+    ),
+    deadletterRow('(6) → PostgreSQL, refused by a CHECK constraint', pgRounds, 'destination'),
+    deadletterRow('(6) → DuckDB, refused by its timestamp type', duckRounds, 'destination'),
+  ].filter((row) => row !== undefined)
+  if (deadletterRows.length > 0) {
+    const header = ['part', 'clean run', `${REFUSED_ROWS.toLocaleString('en')} refused`, 'rows/s ratio']
+    console.log(
+      `\n${table([[...header, 'CPU/row ratio', 'target', 'met'], ...deadletterRows.map((r) => r.cells)])}\n`,
+    )
+    console.log(
+      `Deadletter runs: the file with ${REFUSED_ROWS.toLocaleString('en')} rows spoiled, one every ` +
+        `${SPOILING.every.toLocaleString('en')} from row ${SPOILING.first.toLocaleString('en')}, into the same ` +
+        `destination as the clean run of (1) or (2) with a deadletter sink there too; their rate is the ` +
+        `${GOOD_ROWS.toLocaleString('en')} good rows landed over wall time. A ratio is the deadletter run's rate ` +
+        'over the clean run of the same round (CPU/row: CPU per good row over CPU per row). After each run the ' +
+        `data table held exactly the good rows and ${DEADLETTER_TABLE} exactly the refused ones.`,
+    )
+  }
   if (PROFILE) console.log("PROFILED: skipprd ran under --cpu-prof, so these ratios are not the benchmark's.")
   console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))
-  if (rows.slice(1).some((r) => r[5] === 'NO')) process.exitCode = 1
+  if (rows.slice(1).some((r) => r[5] === 'NO') || deadletterRows.some((r) => !r.met)) process.exitCode = 1
 } finally {
   await rm(dir, { recursive: true, force: true })
 }

@@ -19,7 +19,7 @@ import type { ConfigFile } from './config/load.js'
 import type { Section } from './config/schema.js'
 import { ConnectorMissingError } from './errors.js'
 
-const KIND = { data_sources: 'source', data_sinks: 'sink' } as const
+const KIND = { data_sources: 'source', data_sinks: 'sink', deadletter_sinks: 'sink' } as const
 
 /** `Duckdb` → `duckdb`, `GoogleAnalytics` → `google-analytics`. */
 export function packageName(section: Section, type: string): string {
@@ -47,8 +47,9 @@ export async function resolveSource(
 export async function resolveSink(
   file: ConfigFile,
   entry: string,
+  section: 'data_sinks' | 'deadletter_sinks' = 'data_sinks',
 ): Promise<ResolvedConnector<SinkDefinition>> {
-  return resolveConnector(file, 'data_sinks', entry) as Promise<ResolvedConnector<SinkDefinition>>
+  return resolveConnector(file, section, entry) as Promise<ResolvedConnector<SinkDefinition>>
 }
 
 async function resolveConnector(

@@ -4,13 +4,14 @@
  * connector-api's `ConfigError` (`SKIPPR_CONFIG_INVALID`), so a connector's own validation error
  * and the runner's read the same way.
  */
-import { SkipprError } from '@skippr/connector-api'
+import { type RefusedRow, SkipprError } from '@skippr/connector-api'
 
 export const CONFIG_NOT_FOUND = 'SKIPPR_CONFIG_NOT_FOUND'
 export const ENV_NOT_SET = 'SKIPPR_ENV_NOT_SET'
 export const CONNECTOR_MISSING = 'SKIPPR_CONNECTOR_MISSING'
 export const WAL_STORAGE_INVALID = 'SKIPPR_WAL_STORAGE_INVALID'
 export const WAL_STORAGE_UNAVAILABLE = 'SKIPPR_WAL_STORAGE_UNAVAILABLE'
+export const WAL_STORAGE_REFUSES_SINK = 'SKIPPR_WAL_STORAGE_REFUSES_SINK'
 export const PIPELINE_NOT_FOUND = 'SKIPPR_PIPELINE_NOT_FOUND'
 export const LANDING_INCOMPLETE = 'SKIPPR_LANDING_INCOMPLETE'
 export const BATCH_REJECTED = 'SKIPPR_BATCH_REJECTED'
@@ -57,6 +58,16 @@ export class WalStorageUnavailableError extends SkipprError {
   }
 }
 
+/** A clustered WAL behind a destination whose retries could duplicate rows. */
+export class WalStorageRefusesSinkError extends SkipprError {
+  constructor(where: string, type: string, guarantee: string) {
+    super(
+      WAL_STORAGE_REFUSES_SINK,
+      `WAL_STORAGE=clustered accepts only destinations whose retries cannot duplicate rows (exactly-once, overwrite-on-retry): ${where} (${type}) is ${guarantee}; use WAL_STORAGE=disk for it, or another destination`,
+    )
+  }
+}
+
 export class PipelineNotFoundError extends SkipprError {
   constructor(name: string, file: string, known: readonly string[]) {
     const hint = known.length > 0 ? `pipelines in it: ${known.join(', ')}` : 'it defines no pipelines'
@@ -81,12 +92,42 @@ export class LandingIncompleteError extends SkipprError {
 /** The destination refused a batch for good (`fatal`); the batch stays in the WAL. */
 export class BatchRejectedError extends SkipprError {
   constructor(pipeline: string, batch: string, cause: Error) {
+    const seq = BigInt(batch.slice(batch.lastIndexOf('/') + 1))
     super(
       BATCH_REJECTED,
-      `pipeline '${pipeline}': the destination rejected batch ${batch}: ${cause.message}. The batch stays in the WAL; fix the destination and run sync again`,
+      `pipeline '${pipeline}': the destination rejected batch ${batch}: ${cause.message}. The batch stays in the WAL; fix the destination and run sync again, or set the batch aside without re-reading the source: skipprd query --sql "DEADLETTER BATCH ${seq} IN PIPELINE ${pipeline}" (SHOW PIPELINE ${pipeline} lists the pending batches)`,
       { cause },
     )
   }
+}
+
+export const REFUSED_AGAIN = 'SKIPPR_REFUSED_AGAIN'
+
+/** After its refused rows were set aside, the destination refused more rows of the same batch. */
+export class RefusedAgainError extends SkipprError {
+  constructor(pipeline: string, batch: string, rows: readonly RefusedRow[]) {
+    super(
+      REFUSED_AGAIN,
+      `pipeline '${pipeline}': the destination refused rows of batch ${batch} it had not named with the others (${describeRows(rows)}); its sink must name every refused row at once. The batch stays in the WAL; report this with the log`,
+    )
+  }
+}
+
+export const DEADLETTERS_REFUSED = 'SKIPPR_DEADLETTERS_REFUSED'
+
+/** The deadletter sink refused deadletters: they cannot be set aside anywhere else. */
+export class DeadlettersRefusedError extends SkipprError {
+  constructor(pipeline: string, batch: string, rows: readonly RefusedRow[]) {
+    super(
+      DEADLETTERS_REFUSED,
+      `pipeline '${pipeline}': the deadletter sink refused the deadletters of batch ${batch} (${describeRows(rows)}). The batch stays in the WAL; fix the deadletter sink's table and run sync again`,
+    )
+  }
+}
+
+function describeRows(rows: readonly RefusedRow[]): string {
+  const first = rows[0]
+  return first ? `${rows.length} row(s), the first: ${first.error}` : 'no rows named'
 }
 
 export class SourceFailedError extends SkipprError {

@@ -33,8 +33,10 @@ export {
   SOURCE_FAILED,
   SourceFailedError,
   WAL_STORAGE_INVALID,
+  WAL_STORAGE_REFUSES_SINK,
   WAL_STORAGE_UNAVAILABLE,
   WalStorageInvalidError,
+  WalStorageRefusesSinkError,
   WalStorageUnavailableError,
 } from './errors.js'
 export type { DiscoverEvent } from './runner/discover.js'

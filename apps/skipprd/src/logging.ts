@@ -2,7 +2,8 @@
  * Structured logs (pino, one JSON object per line). They always go to
  * `logs/skipprd.<YYYY-MM-DD>.log` under DATA_DIR (else the working directory), and to stderr when
  * `--log [LEVEL]` is given. Writes are synchronous: chaos mode logs a line and then SIGKILLs the
- * process, and that line must be on disk first. Every line passes through the redactor.
+ * process, and that line must be on disk first. Every line passes through the redactor. A log that
+ * cannot be written (a full disk, a closed pipe) stops with one line on stderr, never the run.
  */
 import { mkdirSync, openSync, writeSync } from 'node:fs'
 import path from 'node:path'
@@ -29,13 +30,18 @@ export function logFilePath(dir: string, now = new Date()): string {
 
 export function createLogger(options: LogOptions): Logger {
   const file = logFilePath(options.dir, options.now)
-  mkdirSync(path.dirname(file), { recursive: true })
   const fileLevel = lower('info', options.stderrLevel)
-  const streams: pino.StreamEntry[] = [
-    { level: fileLevel, stream: redactingStream(openSync(file, 'a'), options.redactor) },
-  ]
+  const streams: pino.StreamEntry[] = []
+  const fileStopped = (error: unknown) =>
+    say(
+      `skipprd: cannot write the log file ${file} (${describe(error)}): logging to it stops; free space or fix permissions in ${path.dirname(file)}`,
+    )
+  const fd = openLog(file, fileStopped)
+  if (fd !== undefined)
+    streams.push({ level: fileLevel, stream: redactingStream(fd, options.redactor, fileStopped) })
+  // A closed stderr (EPIPE) has no one left to tell.
   if (options.stderrLevel)
-    streams.push({ level: options.stderrLevel, stream: redactingStream(2, options.redactor) })
+    streams.push({ level: options.stderrLevel, stream: redactingStream(2, options.redactor, () => {}) })
   return pino(
     { level: fileLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
     pino.multistream(streams),
@@ -57,8 +63,50 @@ export function connectorLogger(logger: Logger): ConnectorLogger {
   }
 }
 
-function redactingStream(fd: number, redactor: Redactor): { write(line: string): void } {
-  return { write: (line) => void writeSync(fd, redactor.redact(line)) }
+/**
+ * Writes each line whole, or stops for good at the first failure (a full disk, a closed pipe),
+ * telling `stopped` once: a log that cannot be written never ends the run it describes.
+ */
+function redactingStream(
+  fd: number,
+  redactor: Redactor,
+  stopped: (error: unknown) => void,
+): { write(line: string): void } {
+  let failed = false
+  return {
+    write(line) {
+      if (failed) return
+      try {
+        writeSync(fd, redactor.redact(line))
+      } catch (error) {
+        failed = true
+        stopped(error)
+      }
+    },
+  }
+}
+
+/** The log file opened for appending, or undefined (told to `failed`) when it cannot be. */
+function openLog(file: string, failed: (error: unknown) => void): number | undefined {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true })
+    return openSync(file, 'a')
+  } catch (error) {
+    failed(error)
+    return undefined
+  }
+}
+
+/** One line on stderr, if stderr takes it. */
+function say(line: string): void {
+  try {
+    writeSync(2, `${line}\n`)
+  } catch {}
+}
+
+function describe(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException
+  return code ?? message ?? String(error)
 }
 
 function lower(a: Level, b: Level | undefined): Level {

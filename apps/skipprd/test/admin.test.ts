@@ -167,10 +167,20 @@ describe.concurrent('admin statements', { timeout: 120_000 }, () => {
         'bytes_landed',
         'rows_pending',
         'bytes_pending',
+        'rows_deadlettered',
       ],
       // This pipeline has no data_sink: everything committed is still pending, nothing landed.
       rows: [
-        ['rentals', String(ROWS), String(expected.bytes), '0', '0', String(ROWS), String(expected.bytes)],
+        [
+          'rentals',
+          String(ROWS),
+          String(expected.bytes),
+          '0',
+          '0',
+          String(ROWS),
+          String(expected.bytes),
+          '0',
+        ],
       ],
     })
     expect(one).toEqual(all)

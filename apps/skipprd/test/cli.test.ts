@@ -114,6 +114,32 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     expect(s3.stderr).toMatch(/^\[skippr\] config failed: WAL_STORAGE=s3 is not available in this build/)
   })
 
+  it('WAL_STORAGE=clustered refuses, at start-up, a destination whose retries could duplicate rows', async () => {
+    const refusals = [
+      ['Stdout: { format: jsonl }', 'Stdout', 'none'],
+      ['Clickhouse: { url: "http://127.0.0.1:1" }', 'Clickhouse', 'at-least-once'],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${NAME} reference in the config, resolved by skipprd
+      ['Amqp: { url: "${AMQP_URL}", exchange: events }', 'Amqp', 'at-least-once'],
+    ] as const
+    for (const [sink, type, tier] of refusals) {
+      await p.write('skippr.yml', bikehireConfig({ rows: 10, sink }))
+      const result = await runCli(['sync', '-p', 'bikehire'], {
+        cwd: p.dir,
+        env: { WAL_STORAGE: 'clustered', AMQP_URL: 'amqp://127.0.0.1:1' },
+      })
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 1,
+        stderr: `[skippr] config failed: WAL_STORAGE=clustered accepts only destinations whose retries cannot duplicate rows (exactly-once, overwrite-on-retry): data_sinks.warehouse (${type}) is ${tier}; use WAL_STORAGE=disk for it, or another destination\n`,
+      })
+    }
+    // An exactly-once destination passes that check and meets the next: this build has no clustered WAL.
+    await p.write('skippr.yml', bikehireConfig({ rows: 10 }))
+    const fits = await runCli(['sync', '-p', 'bikehire'], { cwd: p.dir, env: { WAL_STORAGE: 'clustered' } })
+    expect(fits.stderr).toMatch(
+      /^\[skippr\] config failed: WAL_STORAGE=clustered is not available in this build/,
+    )
+  })
+
   it('unknown store type', async () => {
     const result = await runCli(['sync', '-p', 'bikehire', '--once', '--store-type', 'dynamo'], {
       cwd: p.dir,

@@ -4,7 +4,8 @@ import { CONFIG_INVALID, hasCode } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { interpolate } from '../src/config/interpolate.js'
 import { loadConfigFile, locateConfig } from '../src/config/load.js'
-import { pipelineSettings, walStorage } from '../src/config/settings.js'
+import { pipelineSettings } from '../src/config/settings.js'
+import { walBackend, walStorage } from '../src/config/wal-storage.js'
 import { CONFIG_NOT_FOUND, ENV_NOT_SET, WAL_STORAGE_INVALID, WAL_STORAGE_UNAVAILABLE } from '../src/errors.js'
 import { tempDir } from './support/runner.js'
 
@@ -222,15 +223,15 @@ describe('pipeline settings', () => {
   })
 
   it('accepts WAL_STORAGE=disk and explains the others', () => {
-    expect(walStorage({}, {}, true)).toBe('disk')
-    expect(walStorage({}, { WAL_STORAGE: 'disk' }, false)).toBe('disk')
-    const unknown = failure(() => walStorage({}, { WAL_STORAGE: 'tape' }, true))
+    expect(walStorage(undefined, {}, true)).toBe('disk')
+    expect(walStorage(undefined, { WAL_STORAGE: 'disk' }, false)).toBe('disk')
+    const unknown = failure(() => walStorage(undefined, { WAL_STORAGE: 'tape' }, true))
     expect(unknown.code).toBe(WAL_STORAGE_INVALID)
     expect(unknown.message).toBe('WAL_STORAGE=tape is not a WAL backend: use disk, s3 or clustered')
-    const clustered = failure(() => walStorage({}, { WAL_STORAGE: 'clustered' }, true))
+    const clustered = failure(() => walStorage(undefined, { WAL_STORAGE: 'clustered' }, true))
     expect(clustered.code).toBe(WAL_STORAGE_UNAVAILABLE)
     expect(clustered.message).toMatch(/^WAL_STORAGE=clustered does not support sync --once/)
-    expect(failure(() => walStorage({ walStorage: 's3' }, {}, false)).message).toMatch(
+    expect(failure(() => walBackend(walStorage('s3', {}, false))).message).toMatch(
       /^WAL_STORAGE=s3 is not available in this build/,
     )
   })
@@ -240,7 +241,7 @@ it('hasCode identifies config errors', () => {
   expect(hasCode({ code: CONFIG_INVALID }, CONFIG_INVALID)).toBe(true)
 })
 
-it(`accepts \${NAME} inside flow mappings, as DESIGN.md writes it`, async () => {
+it(`accepts \${NAME} inside flow mappings, as the README's examples write it`, async () => {
   await writeFile(
     path.join(dir, 'skippr.yml'),
     `data_sources:\n  orders:\n    Postgres: { connection_string: \${ORDERS_DB_URL}, tables: [orders] }\npipelines:\n  p: { data_source: data_sources.orders }\n`,

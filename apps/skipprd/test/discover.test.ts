@@ -25,6 +25,8 @@ it('discovers and saves the schema; sync then uses it without discovering again'
     field_count: 9,
   })
   expect(events[2]).toMatchObject({ phase: 'complete', ok: true, namespaces_discovered: 1, total_fields: 9 })
+  // One run id on every event of the run, as sync's events carry theirs.
+  expect(new Set(events.map((e) => e.run_id))).toEqual(new Set([expect.stringMatching(/^[0-9a-f-]{36}$/)]))
 
   const text = await runCli(['discover', '-p', 'bikehire', '--output', 'text'], { cwd: p.dir })
   expect(text.stdout).toMatch(

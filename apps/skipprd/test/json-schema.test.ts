@@ -37,7 +37,13 @@ it("describes the file's structure and each connector's fields under its section
     title: 'skippr.yml',
     additionalProperties: false,
   })
-  expect(Object.keys(schema.properties)).toEqual(['skippr', 'data_sources', 'data_sinks', 'pipelines'])
+  expect(Object.keys(schema.properties)).toEqual([
+    'skippr',
+    'data_sources',
+    'data_sinks',
+    'deadletter_sinks',
+    'pipelines',
+  ])
   expect(schema.properties.data_sources.additionalProperties).toEqual({ $ref: '#/$defs/data_sources_entry' })
   const [entry] = schema.$defs.data_sources_entry.oneOf
   expect(entry).toMatchObject({ required: ['Vault'], additionalProperties: false })
@@ -48,6 +54,7 @@ it("describes the file's structure and each connector's fields under its section
   })
   expect(entry.properties.Vault.properties.rows).toEqual({ type: 'integer' })
   expect(schema.$defs.data_sinks_entry.oneOf[0].properties.Lake.properties.token.type).toBe('string')
+  expect(schema.$defs.deadletter_sinks_entry.oneOf[0].properties.Lake.properties.token.type).toBe('string')
   expect(Object.keys(schema.properties.pipelines.additionalProperties.properties)).toContain(
     'sync_frequency_seconds',
   )

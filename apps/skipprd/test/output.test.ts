@@ -17,6 +17,8 @@ const run: SyncEvent[] = [
     runId: 'r1',
     namespaces: 1,
     rowsWritten: 48213,
+    deadletterRows: 0,
+    discardedRows: 0,
     elapsedMs: 21874,
   },
 ]

@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs'
 import path from 'node:path'
+import pino from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfigFile } from '../src/config/load.js'
 import type { Cell } from '../src/query/result.js'
@@ -30,7 +31,14 @@ async function session(
   warnings: string[] = [],
 ): Promise<QuerySession> {
   const file = loadConfigFile({ cwd: p.dir, env })
-  return QuerySession.open({ file, flags: {}, cwd: p.dir, warn: (m) => warnings.push(m) })
+  return QuerySession.open({
+    file,
+    flags: {},
+    cwd: p.dir,
+    warn: (m) => warnings.push(m),
+    logger: pino({ level: 'silent' }),
+    onSecrets: () => {},
+  })
 }
 
 async function rows(s: QuerySession, sql: string): Promise<Cell[][]> {

@@ -161,19 +161,26 @@ describe('a destination that fails', () => {
     expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })
   })
 
-  it('rejecting a write: exits 1 with the batch kept in the WAL, landed once the destination accepts it', async () => {
+  it('rejecting a write (not for its rows): exits 1 with the batch kept in the WAL, landed once the destination accepts it', async () => {
     await admin.query(`CREATE SCHEMA "${schema}"`)
     await admin.query(
       `CREATE TABLE "${schema}".rentals (rental_id bigint, bike_id integer, start_station integer, end_station integer,
-        start_time timestamptz, end_time timestamptz, duration_s integer, member_type text, distance_km double precision,
-        CONSTRAINT no_casuals CHECK (member_type <> 'casual'))`,
+        start_time timestamptz, end_time timestamptz, duration_s integer, member_type text, distance_km double precision)`,
+    )
+    // An access rule refuses every insert: no row is at fault, so none is set aside.
+    await admin.query(
+      `CREATE FUNCTION "${schema}".closed() RETURNS trigger LANGUAGE plpgsql AS
+         $$ BEGIN RAISE EXCEPTION 'inserts are closed' USING ERRCODE = '42501'; END $$`,
+    )
+    await admin.query(
+      `CREATE TRIGGER closed BEFORE INSERT ON "${schema}".rentals FOR EACH ROW EXECUTE FUNCTION "${schema}".closed()`,
     )
     const rejected = await sync(PG_URL)
     expect(rejected.code).toBe(1)
     expect(rejected.stderr).toMatch(
-      /^\[skippr\] sync failed: pipeline 'bikehire': the destination rejected batch bikehire\/[0-9a-f]+\/\d+: .*no_casuals.*The batch stays in the WAL; fix the destination and run sync again\n$/,
+      /^\[skippr\] sync failed: pipeline 'bikehire': the destination rejected batch bikehire\/[0-9a-f]+\/\d+: .*inserts are closed.*The batch stays in the WAL; fix the destination and run sync again, or set the batch aside .*DEADLETTER BATCH \d+ IN PIPELINE bikehire.*\n$/,
     )
-    await admin.query(`ALTER TABLE "${schema}".rentals DROP CONSTRAINT no_casuals`)
+    await admin.query(`DROP TRIGGER closed ON "${schema}".rentals`)
     const fixed = await sync(PG_URL)
     expect(fixed.code).toBe(0)
     expect(await counts()).toEqual({ rows: ROWS, unique: ROWS })

@@ -35,6 +35,63 @@ export class BadRecordError extends SkipprError {
   }
 }
 
+export const ROW_COUNT_MISMATCH = 'SKIPPR_ROW_COUNT_MISMATCH'
+
+/** Where a batch's rows were loaded and how many: what a row-count mismatch reports. */
+export interface RowCountCheck {
+  /** The destination, as the message shows it: `table "public"."orders"`, `file out/orders/….csv`. */
+  readonly target: string
+  /** The batch's `batchKey`, or several joined by `, ` when one load held their parts. */
+  readonly batch: string
+  /** The rows the batch's parts declare. */
+  readonly expected: number
+  /** The rows the destination reports it loaded (or the sink wrote). */
+  readonly loaded: number
+}
+
+/**
+ * The destination loaded another number of rows than the batch declares: some record of the body
+ * was read differently from how the source counted it. Every sink checks the count before a batch
+ * counts as landed (inside its transaction, before its files become visible) and refuses the batch
+ * whole on a mismatch, so nothing of it lands and its identity stays unrecorded.
+ */
+export class RowCountMismatchError extends SkipprError implements RowCountCheck {
+  readonly target: string
+  readonly batch: string
+  readonly expected: number
+  readonly loaded: number
+  constructor(check: RowCountCheck) {
+    super(
+      ROW_COUNT_MISMATCH,
+      `${check.target}, batch ${check.batch}: the batch declares ${check.expected} rows but ${check.loaded} ` +
+        'were loaded, so nothing of it was written; a record in its body reads differently to the ' +
+        'destination than to the source (a stray quote, a line the loader takes for the end of the data, ' +
+        'a blank or unterminated line); find that record in the source data, fix it and run again',
+    )
+    this.target = check.target
+    this.batch = check.batch
+    this.expected = check.expected
+    this.loaded = check.loaded
+  }
+}
+
 export function hasCode(error: unknown, code: string): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
+}
+
+const PERMANENT = Symbol.for('skippr.permanent')
+
+/**
+ * Marks an error that no retry can fix (a refused schema, missing database or permission): thrown
+ * from a sink's `prepare` or its opening, it stops the pipeline at once instead of being retried
+ * until the retry budget runs out. A symbol, not a class, so copies of this package agree.
+ */
+export function permanent<E extends Error>(error: E): E {
+  Object.defineProperty(error, PERMANENT, { value: true })
+  return error
+}
+
+/** Whether `error` was marked with `permanent`. */
+export function isPermanent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[PERMANENT] === true
 }

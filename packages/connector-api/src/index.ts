@@ -1,19 +1,41 @@
 export type { BatchIdentity, BatchPart, JsonValue, RecordFormat, SinkBatch, SourceOffset } from './batch.js'
-export { batchKey, RECORD_FORMATS } from './batch.js'
+export { BATCH_COLUMN, batchKey, partKey, RECORD_FORMATS } from './batch.js'
+export type { CivilDate } from './calendar.js'
+export { civilFromDays, dateText, timestampText } from './calendar.js'
 export type { ConfigIssue, ConfigLocation, ConfigProblem, ConfigSchema, FieldProblem } from './config.js'
 export { configProblem, crossFieldCheck, parseConnectorConfig } from './config.js'
 export type { ConnectorContext, ConnectorDefinition } from './connector.js'
 export { csvField, parseCsv } from './csv.js'
-export { BAD_RECORD, BadRecordError, CONFIG_INVALID, ConfigError, hasCode, SkipprError } from './errors.js'
+export type { DeadletterStage, RefusedRecord } from './deadletter.js'
+export {
+  DEADLETTER_FIELDS,
+  deadletterIdentity,
+  deadletterNamespace,
+  deadletterSchema,
+} from './deadletter.js'
+export type { RowCountCheck } from './errors.js'
+export {
+  BAD_RECORD,
+  BadRecordError,
+  CONFIG_INVALID,
+  ConfigError,
+  hasCode,
+  isPermanent,
+  permanent,
+  ROW_COUNT_MISMATCH,
+  RowCountMismatchError,
+  SkipprError,
+} from './errors.js'
 export { countLines, csvValue, encodeCsv, encodeJsonl } from './formats.js'
 export type { Logger } from './logger.js'
 export { silentLogger } from './logger.js'
 export { MemorySink, MemorySource } from './memory.js'
 export { isProcessAlive } from './process.js'
+export { countRecords, recordRanges, withoutRecords } from './records.js'
 export { describeTarget } from './redact.js'
 export type { Field, FieldType, NamespaceSchema } from './schema.js'
 export { addedFields, evolveSchema, FIELD_TYPES, widenFieldType } from './schema.js'
-export type { Guarantee, Sink, SinkDefinition, WriteOutcome } from './sink.js'
-export { alreadyLanded, cannotLand, GUARANTEES, landed, retryLater } from './sink.js'
+export type { Guarantee, RefusedRow, Sink, SinkDefinition, WriteOutcome } from './sink.js'
+export { alreadyLanded, cannotLand, GUARANTEES, landed, refused, retryLater } from './sink.js'
 export type { ReadOptions, Source, SourceChunk, SourceDefinition } from './source.js'
 export { csvHeader, transcode } from './transcode.js'

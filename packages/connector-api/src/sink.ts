@@ -3,7 +3,7 @@ import type { ConnectorContext, ConnectorDefinition } from './connector.js'
 import type { NamespaceSchema } from './schema.js'
 
 /**
- * How a retry of a batch is made harmless (see DESIGN.md):
+ * How a retry of a batch is made harmless (this package's README, "Guarantee tiers"):
  * - `exactly-once`: the batch identity is stored in the destination in the same transaction as
  *   the rows; a retry of a landed batch is recognised and skipped.
  * - `overwrite-on-retry`: a deterministic path per batch, rewritten whole.
@@ -18,14 +18,28 @@ export type Guarantee = (typeof GUARANTEES)[number]
  * - `landed`: the destination has the rows now.
  * - `already-landed`: the identity was found; nothing was written.
  * - `retry`: a transient failure (network, lock, timeout); the batch may land later.
- * - `fatal`: this batch can never land as it is (rejected data, fenced writer, bad permissions).
+ * - `refused`: the destination refuses these rows of the batch for their data (a value it cannot
+ *   hold, a constraint); nothing was written. `rows` names every refused row of the batch, so that
+ *   the runner sets them aside (deadletter.ts) and writes the rest again under the same identity.
+ * - `fatal`: this batch can never land as it is (fenced writer, bad permissions, a schema conflict).
  * A sink that throws instead is treated as `retry`.
  */
 export type WriteOutcome =
   | { readonly status: 'landed'; readonly rows: number }
   | { readonly status: 'already-landed' }
   | { readonly status: 'retry'; readonly error: Error }
+  | { readonly status: 'refused'; readonly rows: readonly RefusedRow[] }
   | { readonly status: 'fatal'; readonly error: Error }
+
+/** A row a destination refuses: its part (index in `SinkBatch.parts`) and record (`recordRanges`). */
+export interface RefusedRow {
+  readonly part: number
+  readonly row: number
+  /** The destination's reason, as one line naming the column and value where it can. */
+  readonly error: string
+  /** The destination's code for it (a SQLSTATE, a DuckDB error type), or a SKIPPR_ code. */
+  readonly code: string
+}
 
 export interface Sink {
   readonly guarantee: Guarantee
@@ -36,7 +50,11 @@ export interface Sink {
    * still marks batches landed in commit order.
    */
   readonly concurrentWrites?: number
-  /** Creates the namespace's table if missing, adds new columns, widens types. Idempotent. */
+  /**
+   * Creates the namespace's table if missing, adds new columns, widens types. Idempotent. A failure
+   * is retried like a write's, unless the error is marked `permanent` (errors.ts): then the
+   * pipeline stops with it.
+   */
   prepare(schema: NamespaceSchema): Promise<void>
   /** Writes every part of the batch, or none of them. */
   write(batch: SinkBatch): Promise<WriteOutcome>
@@ -59,6 +77,10 @@ export function alreadyLanded(): WriteOutcome {
 
 export function retryLater(error: unknown): WriteOutcome {
   return { status: 'retry', error: asError(error) }
+}
+
+export function refused(rows: readonly RefusedRow[]): WriteOutcome {
+  return { status: 'refused', rows }
 }
 
 export function cannotLand(error: unknown): WriteOutcome {

@@ -1,5 +1,6 @@
 import type { RecordFormat, SourceOffset } from './batch.js'
 import type { ConnectorContext, ConnectorDefinition } from './connector.js'
+import type { RefusedRecord } from './deadletter.js'
 import type { NamespaceSchema } from './schema.js'
 
 /** A run of rows of one namespace, and the source position reached after them. */
@@ -12,6 +13,11 @@ export interface SourceChunk {
   readonly offset: SourceOffset
   /** Set when the namespace's schema changed (new fields, widened types) from what was discovered. */
   readonly schema?: NamespaceSchema
+  /**
+   * Records read since the chunk before that the source cannot pass on (deadletter.ts): they are
+   * not in `body` nor in `rows`, and are committed with the chunk's rows.
+   */
+  readonly refused?: readonly RefusedRecord[]
 }
 
 export interface ReadOptions {

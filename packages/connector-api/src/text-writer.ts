@@ -5,6 +5,8 @@
  * flattening and encoding the joined text); integers and `Date`s are written digit by digit here,
  * and strings are copied a character at a time while they are ASCII.
  */
+import { civilFromDays } from './calendar.js'
+
 const encoder = new TextEncoder()
 
 /** "00".."99" as byte pairs. */
@@ -19,9 +21,6 @@ const MS_PER_DAY = 86_400_000
 /** 0000-01-01T00:00:00.000Z and 10000-01-01T00:00:00.000Z: `toISOString` writes 4-digit years between. */
 const FIRST_4_DIGIT_YEAR_MS = -62_167_219_200_000
 const FIRST_6_DIGIT_YEAR_MS = 253_402_300_800_000
-/** Days from 0000-03-01 to 1970-01-01 in the proleptic Gregorian calendar `Date` uses. */
-const DAYS_0000_03_01_TO_EPOCH = 719_468
-const DAYS_PER_400_YEARS = 146_097
 /**
  * Integers below this (15 digits) are written digit by digit: `Math.floor(n / 100)` is exact for
  * them (the quotient's spacing stays well under 0.01), which it is not for all safe integers.
@@ -99,23 +98,7 @@ export class TextWriter {
     this.reserve(ISO_CHARS)
     const day = Math.floor(ms / MS_PER_DAY)
     let rest = ms - day * MS_PER_DAY
-    // Days to a civil date, counting years from March so the leap day ends each year
-    // (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms", civil_from_days).
-    const shifted = day + DAYS_0000_03_01_TO_EPOCH
-    const era = Math.floor(shifted / DAYS_PER_400_YEARS)
-    const dayOfEra = shifted - era * DAYS_PER_400_YEARS
-    const yearOfEra = Math.floor(
-      (dayOfEra -
-        Math.floor(dayOfEra / 1460) +
-        Math.floor(dayOfEra / 36_524) -
-        Math.floor(dayOfEra / 146_096)) /
-        365,
-    )
-    const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
-    const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153)
-    const dayOfMonth = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1
-    const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-    const year = era * 400 + yearOfEra + (month <= 2 ? 1 : 0)
+    const { year, month, day: dayOfMonth } = civilFromDays(day)
     const hour = Math.floor(rest / 3_600_000)
     rest -= hour * 3_600_000
     const minute = Math.floor(rest / 60_000)

@@ -5,6 +5,29 @@ export const DUCKDB_REJECTED = 'SKIPPR_DUCKDB_REJECTED'
 export const DUCKDB_WRITE_FAILED = 'SKIPPR_DUCKDB_WRITE_FAILED'
 export const DUCKDB_FENCED = 'SKIPPR_DUCKDB_FENCED'
 export const DUCKDB_SCHEMA_FAILED = 'SKIPPR_DUCKDB_SCHEMA_FAILED'
+export const DUCKDB_OUT_OF_MEMORY = 'SKIPPR_DUCKDB_OUT_OF_MEMORY'
+
+/**
+ * A batch loaded alone ran out of the sink's memory_limit (a row of 10,000 columns): loading it
+ * again with the same limit fails the same way, so it is not retried.
+ */
+export class DuckdbOutOfMemoryError extends SkipprError {
+  constructor(batch: string, limit: string, cause: unknown) {
+    super(
+      DUCKDB_OUT_OF_MEMORY,
+      `loading batch ${batch} ran out of DuckDB's memory_limit (${limit}): ${firstParagraph(cause)}; ` +
+        'raise memory_limit in the Duckdb sink config (e.g. memory_limit: 2GB), then run sync again',
+      { cause },
+    )
+  }
+}
+
+/** DuckDB ran out of its memory_limit. */
+export function isOutOfMemory(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause)
+    if (/^Out of Memory Error/.test(e.message)) return true
+  return false
+}
 
 /** The database file could not be opened: locked by another process, missing permissions, … */
 export class DuckdbUnavailableError extends SkipprError {
@@ -64,8 +87,24 @@ export class DuckdbSchemaError extends SkipprError {
   }
 }
 
+/**
+ * DuckDB error types that refuse a statement for the data of some of its rows (a value it cannot
+ * convert, a constraint), as opposed to the statement itself (Binder, Catalog, Parser): only these
+ * send the sink looking for the rows (refusals.ts).
+ */
+const ROW_ERROR = /^(Conversion|Invalid Input|Constraint|Out of Range) Error/
+
+export function isRowError(error: unknown): boolean {
+  return error instanceof Error && ROW_ERROR.test(error.message)
+}
+
+/** The DuckDB error type a message starts with: `Conversion` for `Conversion Error: …`. */
+export function duckdbErrorType(error: unknown): string | undefined {
+  return /^([A-Z][A-Za-z ]*?) Error:/.exec(error instanceof Error ? error.message : '')?.[1]
+}
+
 /** DuckDB messages end in pages of hints written for interactive users; the first paragraph says what happened. */
-function firstParagraph(error: unknown): string {
+export function firstParagraph(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
   return (message.split('\n\n')[0] ?? message).replaceAll('\n', ' ').trim()
 }

@@ -27,6 +27,7 @@ export {
   DuckdbWriteError,
 } from './errors.js'
 export { BATCHES_TABLE, FENCES_TABLE } from './ledger.js'
-export { DuckdbSink } from './sink.js'
 // The SQL vocabulary of the sink's tables, for readers that must see rows as the sink lands them (skipprd query).
+export { loadFileChunks, readRecords } from './read.js'
+export { DuckdbSink } from './sink.js'
 export { columnsStruct, columnType, ident, literal } from './sql.js'

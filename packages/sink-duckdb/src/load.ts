@@ -7,9 +7,10 @@
 import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { BatchPart, NamespaceSchema } from '@skippr/connector-api'
+import type { BatchPart, NamespaceSchema, RecordFormat } from '@skippr/connector-api'
 import { isProcessAlive } from '@skippr/connector-api'
-import { columnsStruct, ident, literal } from './sql.js'
+import { loadFileChunks, readRecords } from './read.js'
+import { ident } from './sql.js'
 
 export type Part = BatchPart & { readonly schema: NamespaceSchema }
 
@@ -53,7 +54,7 @@ export class LoadFiles {
           .map((part) => {
             const file = path.join(this.dir, `${++this.counter}.${part.format}`)
             paths.set(part, file)
-            return writeWhole(file, part.body)
+            return writeWhole(file, loadFileChunks(part.format, part.body))
           }),
       )
     } catch (error) {
@@ -63,19 +64,36 @@ export class LoadFiles {
     return spooled
   }
 
+  /** Writes each of `bodies` as it is to a fresh file of its own; `release` deletes them. */
+  async write(
+    format: RecordFormat,
+    bodies: readonly Uint8Array[],
+  ): Promise<{ paths: string[]; release(): Promise<void> }> {
+    const paths = bodies.map(() => path.join(this.dir, `${++this.counter}.${format}`))
+    const release = () => removeFiles(paths)
+    try {
+      await Promise.all(bodies.map((body, i) => writeWhole(paths[i]!, [body])))
+    } catch (error) {
+      await release()
+      throw error
+    }
+    return { paths, release }
+  }
+
   async remove(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true })
   }
 }
 
 /**
- * One write call for the whole body (fs.writeFile goes in 512 KiB steps, each waiting its turn on a
- * busy event loop).
+ * One write call for each of `chunks`, in order (fs.writeFile goes in 512 KiB steps, each waiting
+ * its turn on a busy event loop).
  */
-async function writeWhole(file: string, body: Uint8Array): Promise<void> {
+async function writeWhole(file: string, chunks: readonly Uint8Array[]): Promise<void> {
   const handle = await open(file, 'w')
   try {
-    for (let at = 0; at < body.length; ) at += (await handle.write(body, at)).bytesWritten
+    for (const chunk of chunks)
+      for (let at = 0; at < chunk.length; ) at += (await handle.write(chunk, at)).bytesWritten
   } finally {
     await handle.close()
   }
@@ -94,6 +112,32 @@ async function removeOrphans(parent: string): Promise<void> {
   }
 }
 
+function longestBody(parts: readonly Part[]): number {
+  return Math.max(CSV_BUFFER_BYTES, ...parts.map((part) => part.body.length))
+}
+
+/**
+ * read_csv refused a record longer than its buffer (or its parallel reader met one): not a fault of
+ * the data, the load is tried again with a buffer that holds it.
+ */
+export function recordOutgrewBuffer(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause)
+    if (/Maximum line size of \d+ bytes exceeded|does not support a full read/.test(e.message)) return true
+  return false
+}
+
+/** Parts that load in one statement: one table, one format, one schema version. */
+export function byTable(parts: readonly Part[]): Part[][] {
+  const groups = new Map<string, Part[]>()
+  for (const part of parts) {
+    const key = JSON.stringify([part.namespace, part.format, part.schema.fields])
+    const group = groups.get(key)
+    if (group) group.push(part)
+    else groups.set(key, [part])
+  }
+  return [...groups.values()]
+}
+
 /**
  * Appends the rows of `parts` (one format, one schema) to `table` inside the caller's transaction,
  * in one statement over their spooled files, sent with the statement `before` (if any) in one round
@@ -105,6 +149,7 @@ export async function loadParts(
   parts: readonly Part[],
   paths: ReadonlyMap<BatchPart, string>,
   before?: string,
+  longRecords = false,
 ): Promise<number> {
   const [first] = parts
   const files = parts.flatMap((part) => paths.get(part) ?? [])
@@ -112,27 +157,24 @@ export async function loadParts(
     if (before) await conn.run(before)
     return 0
   }
-  const insert = insertSql(table, first, files)
+  const insert = insertSql(table, first, files, longRecords ? longestBody(parts) : undefined)
   const result = await conn.run(before ? `${before}; ${insert}` : insert)
   return result.rowsChanged
 }
 
-function insertSql(table: string, part: Part, paths: string[]): string {
-  const files = `[${paths.map(literal).join(', ')}]`
+/**
+ * `recordBytes`: read_csv's buffer must hold a whole record, and one of the parts' records may be
+ * longer than CSV_BUFFER_BYTES (a 50 MB value); then the buffer is the longest body, which holds
+ * any record of it.
+ */
+function insertSql(table: string, part: Part, paths: string[], recordBytes?: number): string {
   const fields = part.schema.fields
   const targets = fields.map((f) => ident(f.name)).join(', ')
-  if (part.format === 'csv') {
-    // CSV columns are positional: read them under neutral names so any field name is safe.
-    const positional = fields.map((f, i) => ({ name: `c${i}`, type: f.type }))
-    const sources = positional.map((c) => c.name).join(', ')
-    return (
-      `INSERT INTO ${table} (${targets}) SELECT ${sources} FROM read_csv(${files}, ` +
-      `columns = ${columnsStruct(positional)}, header = false, auto_detect = false, delim = ',', ` +
-      `quote = '"', escape = '"', allow_quoted_nulls = false, buffer_size = ${CSV_BUFFER_BYTES})`
-    )
-  }
-  return (
-    `INSERT INTO ${table} (${targets}) SELECT ${targets} FROM read_json(${files}, ` +
-    `format = 'newline_delimited', records = true, columns = ${columnsStruct(fields)})`
-  )
+  const buffer =
+    recordBytes === undefined
+      ? `buffer_size = ${CSV_BUFFER_BYTES}`
+      : `buffer_size = ${recordBytes + 1}, max_line_size = ${recordBytes}`
+  const options = part.format === 'csv' ? buffer : undefined
+  const { columns, from } = readRecords(part.format, paths, fields, options)
+  return `INSERT INTO ${table} (${targets}) SELECT ${columns.join(', ')} FROM ${from}`
 }

@@ -1,7 +1,8 @@
 /**
  * The exactly-once DuckDB sink. One connection per sink; each batch is one transaction that
- * checks the fence, checks the batch identity, bulk-loads every part and records the identity,
- * so a batch lands whole or not at all, and a retried batch that already landed is skipped.
+ * checks the fence, checks the batch identity, bulk-loads every part (each load's inserted rows
+ * checked against the rows its parts declare) and records the identity, so a batch lands whole or
+ * not at all, and a retried batch that already landed is skipped.
  *
  * Writes that queue up while the connection is busy (the runner keeps up to `concurrentWrites` in
  * flight) land together: one transaction checks and records every identity and loads each table's
@@ -26,7 +27,18 @@ import type {
   SinkBatch,
   WriteOutcome,
 } from '@skippr/connector-api'
-import { alreadyLanded, batchKey, cannotLand, hasCode, landed, retryLater } from '@skippr/connector-api'
+import {
+  alreadyLanded,
+  batchKey,
+  cannotLand,
+  hasCode,
+  landed,
+  permanent,
+  ROW_COUNT_MISMATCH,
+  RowCountMismatchError,
+  refused,
+  retryLater,
+} from '@skippr/connector-api'
 import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
 import {
@@ -34,13 +46,17 @@ import {
   DUCKDB_REJECTED,
   DUCKDB_WRITE_FAILED,
   DuckdbFencedError,
+  DuckdbOutOfMemoryError,
   DuckdbRejectedError,
   DuckdbSchemaError,
   DuckdbUnavailableError,
   DuckdbWriteError,
+  isOutOfMemory,
+  isRowError,
 } from './errors.js'
 import { batchStatuses, batchStatusQuery, ledgerTablesSql, raiseFenceSql, recordLandedSql } from './ledger.js'
-import { LoadFiles, loadParts, type Part, type Spooled } from './load.js'
+import { byTable, LoadFiles, loadParts, recordOutgrewBuffer, type Spooled } from './load.js'
+import { refusedRows } from './refusals.js'
 import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
 import { BEGIN, rollBack } from './transaction.js'
@@ -99,11 +115,13 @@ export class DuckdbSink implements Sink {
   private arrived: (() => void) | undefined
   /** The connection's preserve_insertion_order setting, once this sink has set it. */
   private preservingOrder: boolean | undefined
+  private readonly memoryLimit: string
 
   constructor(config: DuckdbConfig, context: Pick<ConnectorContext, 'configDir' | 'dataDir'>) {
     this.file = path.resolve(context.configDir, config.path)
     this.dbSchema = config.schema
     this.settings = loadSettings(config)
+    this.memoryLimit = config.memory_limit ?? DEFAULT_MEMORY_LIMIT
     this.tempParent = path.join(
       context.dataDir ? path.resolve(context.configDir, context.dataDir) : tmpdir(),
       'tmp',
@@ -114,7 +132,9 @@ export class DuckdbSink implements Sink {
     return this.serial(async () => {
       const { conn } = await this.open()
       await ensureTable(conn, this.dbSchema, schema).catch((error: unknown) => {
-        throw new DuckdbSchemaError(tableName(this.dbSchema, schema.namespace), error)
+        const failure = new DuckdbSchemaError(tableName(this.dbSchema, schema.namespace), error)
+        // A statement DuckDB refuses (a column that exists already) is refused again on a retry.
+        throw DATA_ERROR.test(error instanceof Error ? error.message : '') ? permanent(failure) : failure
       })
     })
   }
@@ -210,15 +230,52 @@ export class DuckdbSink implements Sink {
     return outcomes
   }
 
-  private async landAlone(conn: DuckDBConnection, write: SpooledWrite): Promise<WriteOutcome> {
+  private async landAlone(
+    conn: DuckDBConnection,
+    write: SpooledWrite,
+    longRecords = false,
+  ): Promise<WriteOutcome> {
     const { batch } = write
     try {
-      const [outcome] = await this.land(conn, [write])
+      const [outcome] = await this.land(conn, [write], longRecords)
       return outcome!
     } catch (error) {
-      if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, DUCKDB_FENCED)) return cannotLand(error)
+      if (!longRecords && recordOutgrewBuffer(error)) return this.landAlone(conn, write, true)
+      if (isOutOfMemory(error))
+        return cannotLand(new DuckdbOutOfMemoryError(batchKey(batch.id), this.memoryLimit, error))
+      if (hasCode(error, DUCKDB_REJECTED) && isRowError((error as Error).cause))
+        return this.refusedOr(conn, write, error)
+      if (
+        hasCode(error, DUCKDB_REJECTED) ||
+        hasCode(error, DUCKDB_FENCED) ||
+        hasCode(error, ROW_COUNT_MISMATCH)
+      )
+        return cannotLand(error)
       if (hasCode(error, DUCKDB_WRITE_FAILED)) return retryLater(error)
       return retryLater(new DuckdbWriteError(`batch ${batchKey(batch.id)}`, error))
+    }
+  }
+
+  /**
+   * After a load refused for the data of some rows: `refused` naming every one, or `fatal` with the
+   * load's error when no rows explain it (refusals.ts). A search that fails (I/O) is a `retry`.
+   * When no rows explain it, the load is tried once more first: a constraint of the ledger's that
+   * another writer of the same pipeline won in the meantime (its fence or identity row) is gone then.
+   */
+  private async refusedOr(
+    conn: DuckDBConnection,
+    write: SpooledWrite,
+    error: unknown,
+  ): Promise<WriteOutcome> {
+    const { batch } = write
+    try {
+      const { files } = await this.open()
+      const rows = await refusedRows({ conn, files, dbSchema: this.dbSchema }, batch)
+      if (rows) return refused(rows)
+      const [again] = await this.land(conn, [write]).catch(() => [undefined])
+      return again ?? cannotLand(error)
+    } catch (searchError) {
+      return retryLater(new DuckdbWriteError(`the refused rows of batch ${batchKey(batch.id)}`, searchError))
     }
   }
 
@@ -227,7 +284,11 @@ export class DuckdbSink implements Sink {
    * the ledger's statuses, the load (with the fence, when it must be raised), and the identities with
    * COMMIT. Rolled back when any of it fails.
    */
-  private async land(conn: DuckDBConnection, writes: readonly SpooledWrite[]): Promise<WriteOutcome[]> {
+  private async land(
+    conn: DuckDBConnection,
+    writes: readonly SpooledWrite[],
+    longRecords = false,
+  ): Promise<WriteOutcome[]> {
     try {
       const statuses = batchStatuses(
         await conn.run(
@@ -256,7 +317,7 @@ export class DuckdbSink implements Sink {
         }
       }
       const paths = new Map(writes.flatMap(({ files }) => [...files.paths]))
-      await this.load(conn, toLand, paths, raises)
+      await this.load(conn, toLand, paths, raises, longRecords)
       const ids = toLand.map((batch) => batch.id)
       const record = ids.length > 0 ? `${recordLandedSql(this.dbSchema, ids)}; ` : ''
       await conn.run(`${record}COMMIT`)
@@ -272,22 +333,37 @@ export class DuckdbSink implements Sink {
     batches: readonly SinkBatch[],
     paths: ReadonlyMap<BatchPart, string>,
     before: readonly string[],
+    longRecords: boolean,
   ): Promise<void> {
     const setting = this.orderSetting(batches.length < 2)
     // Unknown until the statement that changes it succeeds.
     if (setting) this.preservingOrder = undefined
     let leading: string | undefined = [...before, ...(setting ? [setting.sql] : [])].join('; ') || undefined
+    const batchOf = new Map(batches.flatMap((batch) => batch.parts.map((part) => [part, batch.id])))
     const tables = byTable(batches.flatMap((batch) => batch.parts))
     if (tables.length === 0 && leading) await conn.run(leading)
     for (const parts of tables) {
       const table = tableName(this.dbSchema, parts[0]!.namespace)
+      let loaded: number
       try {
-        await loadParts(conn, table, parts, paths, leading)
+        loaded = await loadParts(conn, table, parts, paths, leading, longRecords)
       } catch (error) {
         const message = error instanceof Error ? error.message : ''
         throw DATA_ERROR.test(message)
           ? new DuckdbRejectedError(table, error)
           : new DuckdbWriteError(`table ${table}`, error)
+      }
+      // DuckDB's count of the rows its statement inserted, against what the sources counted: a record
+      // it read differently must not land as a smaller (or larger) batch. The transaction rolls back.
+      const expected = parts.reduce((rows, part) => rows + part.rows, 0)
+      if (loaded !== expected) {
+        const keys = new Set(parts.map((part) => batchKey(batchOf.get(part)!)))
+        throw new RowCountMismatchError({
+          target: `table ${table}`,
+          batch: [...keys].join(', '),
+          expected,
+          loaded,
+        })
       }
       leading = undefined
     }
@@ -342,18 +418,6 @@ export class DuckdbSink implements Sink {
     this.queue = next.catch(() => undefined)
     return next
   }
-}
-
-/** Parts that load in one statement: one table, one format, one schema version. */
-function byTable(parts: readonly Part[]): Part[][] {
-  const groups = new Map<string, Part[]>()
-  for (const part of parts) {
-    const key = JSON.stringify([part.namespace, part.format, part.schema.fields])
-    const group = groups.get(key)
-    if (group) group.push(part)
-    else groups.set(key, [part])
-  }
-  return [...groups.values()]
 }
 
 /** The SET statements the sink's connection runs first. */

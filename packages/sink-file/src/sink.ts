@@ -14,11 +14,15 @@ import type {
 } from '@skippr/connector-api'
 import {
   BAD_RECORD,
+  batchKey,
   cannotLand,
+  countRecords,
   csvHeader,
   evolveSchema,
   hasCode,
   landed,
+  ROW_COUNT_MISMATCH,
+  RowCountMismatchError,
   retryLater,
   transcode,
 } from '@skippr/connector-api'
@@ -51,15 +55,18 @@ export class FileSink implements Sink {
   }
 
   async write(batch: SinkBatch): Promise<WriteOutcome> {
-    // Every file's bytes first: a record that cannot be converted refuses the batch before any file is written.
+    // Every file's bytes first: a record that cannot be converted, or a part whose records are not as
+    // many as it declares, refuses the batch before any file is written.
     let files: { file: string; chunks: Uint8Array[] }[]
     try {
-      files = [...groupByNamespace(batch.parts)].map(([namespace, parts]) => ({
-        file: batchFile(this.root, namespace, batch.id, this.format),
-        chunks: this.contents(parts),
-      }))
+      files = [...groupByNamespace(batch.parts)].map(([namespace, parts]) => {
+        const file = batchFile(this.root, namespace, batch.id, this.format)
+        return { file, chunks: this.contents(parts, file, batch) }
+      })
     } catch (error) {
-      return hasCode(error, BAD_RECORD) ? cannotLand(error) : retryLater(error)
+      return hasCode(error, BAD_RECORD) || hasCode(error, ROW_COUNT_MISMATCH)
+        ? cannotLand(error)
+        : retryLater(error)
     }
     for (const { file, chunks } of files) {
       try {
@@ -77,13 +84,24 @@ export class FileSink implements Sink {
 
   async close(): Promise<void> {}
 
-  /** One file's bytes: a CSV header (the parts' schemas merged) and each part's rows. */
-  private contents(parts: readonly Part[]): Uint8Array[] {
+  /**
+   * One file's bytes: a CSV header (the parts' schemas merged) and each part's rows, each part
+   * holding as many records as it declares.
+   */
+  private contents(parts: readonly Part[], file: string, batch: SinkBatch): Uint8Array[] {
     const first = parts[0] as Part
     const header = parts.reduce((merged, part) => evolveSchema(merged, part.schema), first.schema).fields
     const chunks = this.format === 'csv' ? [csvHeader(header)] : []
     for (const part of parts) {
       const body = transcode(part, this.format, header)
+      const written = countRecords(body, this.format)
+      if (written !== part.rows)
+        throw new RowCountMismatchError({
+          target: `file ${file}`,
+          batch: batchKey(batch.id),
+          expected: part.rows,
+          loaded: written,
+        })
       chunks.push(body)
       if (body.length > 0 && body[body.length - 1] !== 10) chunks.push(NEWLINE)
     }

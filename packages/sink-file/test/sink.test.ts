@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { makeBatch, rawPart } from '@skippr/conformance'
 import type { Field, NamespaceSchema, WriteOutcome } from '@skippr/connector-api'
-import { BAD_RECORD, hasCode, parseConnectorConfig } from '@skippr/connector-api'
+import { BAD_RECORD, hasCode, parseConnectorConfig, ROW_COUNT_MISMATCH } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sink as definition, FILE_WRITE_FAILED, FileSink, safeName } from '../src/index.js'
+import { readRows } from './helpers.js'
 
 const fields: Field[] = [
   { name: 'id', type: 'long' },
@@ -80,6 +81,45 @@ describe('FileSink output', () => {
     expect(hasCode(errorOf(outcome), BAD_RECORD)).toBe(true)
     expect(errorOf(outcome).message).toContain('"maybe" is not a valid boolean for field ok')
     expect(await readdir(path.join(dir, 'out', 'rentals'))).toEqual([])
+  })
+
+  it('writes a line holding only \\. as the text \\., with every row after it, in both formats', async () => {
+    const lines: NamespaceSchema = { namespace: 'rentals', fields: [{ name: 'v', type: 'string' }] }
+    const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [rawPart(lines, 'csv', 'a\n\\.\nb\nc\n', 4)] })
+    for (const format of ['csv', 'jsonl'] as const) {
+      expect(await sinkFor(format).write(batch)).toEqual({ status: 'landed', rows: 4 })
+      const values = (await readRows(path.join(dir, 'out'), 'rentals')).map((row) => row.v)
+      expect(values).toEqual(['a', '\\.', 'b', 'c'])
+      await rm(file(`p-epoch-1-000000000001.${format}`))
+    }
+  })
+
+  it('a part whose records differ from its declared count is fatal, names file, batch and counts; no file is written', async () => {
+    const other: NamespaceSchema = { ...schema, namespace: 'other' }
+    for (const [format, part] of [
+      ['csv', rawPart(schema, 'csv', CSV, 4)],
+      ['jsonl', rawPart(schema, 'jsonl', JSONL, 2)],
+      // Converted to the other format: the records counted are those written.
+      ['jsonl', rawPart(schema, 'csv', CSV, 2)],
+    ] as const) {
+      // A good part of another namespace first: it must not be written either.
+      const batch = makeBatch({
+        pipeline: 'bikehire',
+        epoch: 'e1',
+        seq: 7,
+        parts: [rawPart(other, 'csv', CSV, 3), part],
+      })
+      const outcome = await sinkFor(format).write(batch)
+      expect(outcome.status).toBe('fatal')
+      expect(errorOf(outcome)).toMatchObject({
+        code: ROW_COUNT_MISMATCH,
+        batch: 'bikehire/e1/000000000007',
+        expected: part.rows,
+        loaded: 3,
+      })
+      expect(errorOf(outcome).message).toContain(`file ${file(`bikehire-e1-000000000007.${format}`)}, batch`)
+      expect(await readdir(path.join(dir, 'out')).catch(() => [])).toEqual([])
+    }
   })
 
   it('an output path that cannot be created is retry with the file in the message', async () => {

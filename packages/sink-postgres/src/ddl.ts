@@ -42,6 +42,19 @@ export function isReserved(namespace: string): boolean {
   return namespace.startsWith('_skippr_')
 }
 
+/** PostgreSQL keeps the first 63 bytes of a longer name (NAMEDATALEN − 1), with only a NOTICE. */
+const MAX_IDENTIFIER_BYTES = 63
+
+/**
+ * The first table or column name of `schema` longer than PostgreSQL keeps: cut to 63 bytes it would
+ * silently become another name, and two long names one.
+ */
+export function tooLongName(schema: NamespaceSchema): string | undefined {
+  return [schema.namespace, ...schema.fields.map((f) => f.name)].find(
+    (name) => Buffer.byteLength(name) > MAX_IDENTIFIER_BYTES,
+  )
+}
+
 export function qualifiedName(schema: string, table: string): string {
   return `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`
 }

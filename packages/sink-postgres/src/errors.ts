@@ -7,6 +7,7 @@ export const PERMISSION_DENIED = 'SKIPPR_PG_PERMISSION_DENIED'
 export const STATEMENT_REJECTED = 'SKIPPR_PG_REJECTED'
 export const FENCED = 'SKIPPR_PG_FENCED'
 export const RESERVED_NAME = 'SKIPPR_PG_RESERVED_NAME'
+export const NAME_TOO_LONG = 'SKIPPR_PG_NAME_TOO_LONG'
 
 /** The fields PostgreSQL sends with an error (pg's DatabaseError), kept for logs and diagnosis. */
 export interface ServerFields {
@@ -115,6 +116,17 @@ export class ReservedNameError extends PostgresSinkError {
   }
 }
 
+/** A table or column name longer than PostgreSQL keeps (63 bytes). */
+export class NameTooLongError extends PostgresSinkError {
+  constructor(namespace: string, name: string) {
+    super(
+      NAME_TOO_LONG,
+      `namespace ${namespace}: the name ${JSON.stringify(name)} is ${Buffer.byteLength(name)} bytes, and PostgreSQL keeps ` +
+        'only 63 (a longer name would be cut into another, or two into one): shorten it at the source',
+    )
+  }
+}
+
 /**
  * The SQLSTATE of an error the server sent. pg's DatabaseError carries a `severity`; socket errors
  * carry a `code` too (`EPIPE` looks like a SQLSTATE), so the code alone is not enough.
@@ -143,7 +155,9 @@ function serverFields(cause: unknown): ServerFields {
 /** The server's message with its SQLSTATE and the COPY line it points at. */
 function describe(cause: unknown): string {
   const fields = serverFields(cause)
-  const context = [fields.sqlState && `SQLSTATE ${fields.sqlState}`, fields.where].filter(Boolean).join(', ')
+  // The server's context is one line per frame (a trigger's, then the COPY's): an error is one line.
+  const where = fields.where?.replaceAll('\n', '; ')
+  const context = [fields.sqlState && `SQLSTATE ${fields.sqlState}`, where].filter(Boolean).join(', ')
   return context ? `${messageOf(cause)} (${context})` : messageOf(cause)
 }
 

@@ -12,6 +12,8 @@ export {
   DataRejectedError,
   FENCED,
   FencedError,
+  NAME_TOO_LONG,
+  NameTooLongError,
   PERMISSION_DENIED,
   PermissionDeniedError,
   PostgresSinkError,

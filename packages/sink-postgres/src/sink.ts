@@ -1,20 +1,34 @@
 import type { Guarantee, Logger, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
-import { alreadyLanded, cannotLand, describeTarget, landed, retryLater } from '@skippr/connector-api'
+import {
+  alreadyLanded,
+  batchKey,
+  cannotLand,
+  describeTarget,
+  landed,
+  permanent,
+  RowCountMismatchError,
+  refused,
+  retryLater,
+} from '@skippr/connector-api'
 import type pg from 'pg'
 import { parse } from 'valibot'
 import { breaksConnection, classify, outcomeOf } from './classify.js'
 import { type PostgresSinkConfig, type PostgresSinkOptions, postgresSinkConfig } from './config.js'
 import { createPool } from './connection.js'
-import { BATCHES_TABLE, FENCE_TABLE, isReserved, prepareTable, qualifiedName } from './ddl.js'
-import { FencedError, ReservedNameError } from './errors.js'
+import { BATCHES_TABLE, FENCE_TABLE, isReserved, prepareTable, qualifiedName, tooLongName } from './ddl.js'
+import { FencedError, NameTooLongError, ReservedNameError } from './errors.js'
 import { forgetJsonlTable, loadPart } from './load.js'
+import { findRefusedRows } from './refused-rows.js'
+import { refusesRow } from './savepoint.js'
 
 /**
  * Exactly-once into PostgreSQL: each batch is one transaction that checks the pipeline's fence under
  * a share lock, claims the batch identity in `_skippr_batches`, and COPYs every part. Commit makes
- * rows and identity visible together; a retry finds the identity and writes nothing. Batches of one
- * writer share the fence lock, so up to `concurrent_writes` of them load side by side, each on its
- * own connection (and server process).
+ * rows and identity visible together; a retry finds the identity and writes nothing. A part whose
+ * loaded row count differs from its declared one rolls the batch back, fatal. A part whose rows
+ * the server refuses for their data rolls it back too, and the answer is `refused`, naming every
+ * such row of the batch (refused-rows.ts). Batches of one writer share the fence lock, so up to
+ * `concurrent_writes` of them load side by side, each on its own connection (and server process).
  */
 export class PostgresSink implements Sink {
   readonly guarantee: Guarantee = 'exactly-once'
@@ -41,17 +55,21 @@ export class PostgresSink implements Sink {
   }
 
   async prepare(schema: NamespaceSchema): Promise<void> {
-    if (isReserved(schema.namespace)) throw new ReservedNameError(schema.namespace)
+    const badName = refusedName(schema)
+    if (badName) throw permanent(badName)
     try {
       await this.withConnection((client) => this.ensureTable(client, schema))
     } catch (error) {
-      throw classify(error, { table: this.table(schema.namespace), target: this.target }).error
+      const failure = classify(error, { table: this.table(schema.namespace), target: this.target })
+      throw failure.retry ? failure.error : permanent(failure.error)
     }
   }
 
   async write(batch: SinkBatch): Promise<WriteOutcome> {
-    const reserved = batch.parts.find((part) => isReserved(part.namespace))
-    if (reserved) return cannotLand(new ReservedNameError(reserved.namespace))
+    for (const part of batch.parts) {
+      const badName = refusedName(part.schema)
+      if (badName) return cannotLand(badName)
+    }
     // The table being worked on, so a failure names it.
     let table = this.table(FENCE_TABLE)
     try {
@@ -116,11 +134,47 @@ export class PostgresSink implements Sink {
     let rows = 0
     for (const part of batch.parts) {
       onPart(part.namespace)
-      rows += await loadPart(client, this.config.schema, part)
+      let loaded: number
+      try {
+        loaded = await loadPart(client, this.config.schema, part)
+      } catch (error) {
+        if (!refusesRow(error)) throw error
+        return await this.refusedRows(client, batch, error)
+      }
+      // The server's count of what it loaded, against what the source counted: a record the server
+      // read differently (an end-of-data line, a stray quote) must not land as a smaller batch.
+      if (loaded !== part.rows) {
+        await client.query('ROLLBACK')
+        forgetJsonlTable(client)
+        return cannotLand(
+          new RowCountMismatchError({
+            target: `table ${this.table(part.namespace)}`,
+            batch: batchKey(batch.id),
+            expected: part.rows,
+            loaded,
+          }),
+        )
+      }
+      rows += loaded
     }
     await client.query('COMMIT')
     this.logger.debug('batch landed', { pipeline, epoch, seq: seq.toString(), rows })
     return landed(rows)
+  }
+
+  /**
+   * After a part's rows were refused (`cause`): rolls the batch back, finds every refused row of
+   * it (refused-rows.ts), and answers `refused` naming them. When none is found alone, the failure
+   * was not any one row's: `cause` is thrown, and the batch is fatal as before.
+   */
+  private async refusedRows(client: pg.PoolClient, batch: SinkBatch, cause: unknown): Promise<WriteOutcome> {
+    await client.query('ROLLBACK')
+    forgetJsonlTable(client)
+    const rows = await findRefusedRows(client, this.config.schema, batch.parts)
+    if (rows.length === 0) throw cause
+    const { pipeline, epoch, seq } = batch.id
+    this.logger.debug('batch rows refused', { pipeline, epoch, seq: seq.toString(), rows: rows.length })
+    return refused(rows)
   }
 
   /**
@@ -162,4 +216,11 @@ export class PostgresSink implements Sink {
   private table(name: string): string {
     return qualifiedName(this.config.schema, name)
   }
+}
+
+/** The refusal of a namespace whose names this sink cannot hold as they are; undefined when it can. */
+function refusedName(schema: NamespaceSchema): Error | undefined {
+  if (isReserved(schema.namespace)) return new ReservedNameError(schema.namespace)
+  const long = tooLongName(schema)
+  return long === undefined ? undefined : new NameTooLongError(schema.namespace, long)
 }

@@ -10,6 +10,8 @@ const DATE_OID = 1082
 /** A client on a schema of its own, dropped by `drop()`. Dates come back as text, not local-time Dates. */
 export interface TestDb {
   readonly schema: string
+  /** The connection `sql` runs on, for statements `sql` cannot send (COPY). */
+  readonly client: pg.Client
   sql<R extends pg.QueryResultRow = Record<string, unknown>>(
     text: string,
     values?: unknown[],
@@ -33,6 +35,7 @@ export async function freshSchema(): Promise<TestDb> {
   const sinks: PostgresSink[] = []
   return {
     schema,
+    client,
     sql: (text, values) => client.query(text, values),
     async rows(table) {
       const found = await client.query('SELECT to_regclass($1) IS NOT NULL AS found', [

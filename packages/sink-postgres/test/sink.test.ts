@@ -1,19 +1,31 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { NamespaceSchema, SinkBatch, WriteOutcome } from '@skippr/connector-api'
-import { encodeCsv, encodeJsonl, hasCode, parseConnectorConfig, silentLogger } from '@skippr/connector-api'
+import {
+  encodeCsv,
+  encodeJsonl,
+  hasCode,
+  isPermanent,
+  parseConnectorConfig,
+  ROW_COUNT_MISMATCH,
+  silentLogger,
+  withoutRecords,
+} from '@skippr/connector-api'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { lineInContext, recordAtLine } from '../src/copy-refusals.js'
 import {
-  DATA_REJECTED,
   sink as definition,
   FENCED,
+  NAME_TOO_LONG,
   PERMISSION_DENIED,
   PostgresSink,
   RESERVED_NAME,
   STATEMENT_REJECTED,
   UNAVAILABLE,
 } from '../src/index.js'
+import { copy } from '../src/load.js'
+import { csvRecords } from '../src/refused-rows.js'
 import type { TestDb } from './db.js'
 import { freshSchema, PG_URL } from './db.js'
 
@@ -211,39 +223,32 @@ describe('tables', () => {
       .prepare({ ...orders, namespace: '_skippr_batches' })
       .catch((e: unknown) => e)
     expect(hasCode(error, RESERVED_NAME)).toBe(true)
+    expect(isPermanent(error)).toBe(true)
+  })
+
+  it('refuses a name longer than PostgreSQL keeps, instead of cutting two long names into one', async () => {
+    // 64 bytes; PostgreSQL would keep the first 63, the same for both.
+    const long = (end: string) => `${'é'.repeat(31)}x${end}`
+    const wide: NamespaceSchema = {
+      namespace: 'orders',
+      fields: [
+        { name: long('a'), type: 'int' },
+        { name: long('b'), type: 'int' },
+      ],
+    }
+    const error = await db
+      .sink()
+      .prepare(wide)
+      .catch((e: unknown) => e)
+    expect(hasCode(error, NAME_TOO_LONG)).toBe(true)
+    expect(isPermanent(error)).toBe(true)
+    expect((error as Error).message).toBe(
+      `namespace orders: the name "${long('a')}" is 64 bytes, and PostgreSQL keeps only 63 (a longer name would be cut into another, or two into one): shorten it at the source`,
+    )
   })
 })
 
 describe('failures', () => {
-  it('a value PostgreSQL refuses: fatal, naming the table, with the server fields, nothing written', async () => {
-    const sink = db.sink()
-    await sink.prepare(orders)
-    const outcome = await sink.write(csvBatch(1, '1,2,"ok"\n2,lots,"bad"\n', 2))
-    expect(outcome.status).toBe('fatal')
-    const error = errorOf(outcome)
-    expect(hasCode(error, DATA_REJECTED)).toBe(true)
-    expect(error?.message).toContain(`"${db.schema}"."orders"`)
-    expect(error?.message).toContain('invalid input syntax for type integer: "lots"')
-    expect(error).toMatchObject({ sqlState: '22P02', where: expect.stringContaining('line 2, column qty') })
-    expect(await count()).toBe(0)
-    expect(await markers()).toBe(0)
-    // The identity was not claimed: the corrected batch lands under it.
-    expect(await sink.write(csvBatch(1, '1,2,"ok"\n2,3,"fixed"\n', 2))).toEqual({ status: 'landed', rows: 2 })
-  })
-
-  it('a constraint violation (class 23) is fatal too', async () => {
-    const sink = db.sink()
-    await sink.prepare(orders)
-    await db.sql(`ALTER TABLE ${db.schema}.orders ADD CHECK (qty >= 0)`)
-    const outcome = await sink.write(csvBatch(1, '1,-5,\n', 1))
-    expect(outcome.status).toBe('fatal')
-    expect(errorOf(outcome)).toMatchObject({
-      code: DATA_REJECTED,
-      sqlState: '23514',
-      constraint: expect.any(String),
-    })
-  })
-
   it('a role without privileges: fatal permission error', async () => {
     const role = `skippr_test_${randomBytes(4).toString('hex')}`
     await db.sql(`CREATE ROLE ${role} LOGIN`)
@@ -394,6 +399,391 @@ describe('failures', () => {
     expect(outcome.status).toBe('fatal')
     expect(hasCode(errorOf(outcome), FENCED)).toBe(true)
     expect(errorOf(outcome)?.message).toContain('9 > 8')
+  })
+})
+
+/** The refused rows of an outcome as [part, row] pairs; any other outcome as it is. */
+const refusedAt = (outcome: WriteOutcome) =>
+  outcome.status === 'refused' ? outcome.rows.map((r) => [r.part, r.row]) : outcome
+
+/** `batch` without the rows `outcome` refused, as the runner writes it again (deadletter.ts). */
+function withoutRefused(batch: SinkBatch, outcome: WriteOutcome): SinkBatch {
+  const refusedRows = outcome.status === 'refused' ? outcome.rows : []
+  return {
+    ...batch,
+    parts: batch.parts.map((part, index) => {
+      const rows = new Set(refusedRows.filter((r) => r.part === index).map((r) => r.row))
+      return { ...part, body: withoutRecords(part.body, part.format, rows).body, rows: part.rows - rows.size }
+    }),
+  }
+}
+
+function part(format: 'csv' | 'jsonl', body: string | Uint8Array, rows: number): SinkBatch['parts'][number] {
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+  return { namespace: 'orders', schemaVersion: 1, format, rows, body: bytes, schema: orders }
+}
+
+const batchOf = (seq: number, ...parts: SinkBatch['parts']): SinkBatch => ({
+  id: { pipeline: 'p', epoch: 'e1', seq: BigInt(seq) },
+  fence: 1n,
+  parts,
+})
+
+const landedIds = async () =>
+  (await db.sql<{ id: string }>(`SELECT id FROM ${db.schema}.orders ORDER BY id`)).rows.map((r) =>
+    Number(r.id),
+  )
+
+describe('rows the server refuses', () => {
+  it('a value that does not convert: refused naming table, column and value; nothing written; the rest lands under the identity', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    const batch = csvBatch(1, '1,2,"ok"\n2,lots,"bad"\n3,4,\n', 3)
+    const outcome = await sink.write(batch)
+    expect(outcome).toEqual({
+      status: 'refused',
+      rows: [
+        {
+          part: 0,
+          row: 1,
+          code: '22P02',
+          error: `"${db.schema}"."orders", column qty: invalid input syntax for type integer: "lots"`,
+        },
+      ],
+    })
+    expect(await count()).toBe(0)
+    expect(await markers()).toBe(0)
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({ status: 'landed', rows: 2 })
+    expect(await sink.write(batch)).toEqual({ status: 'already-landed' })
+    expect(await landedIds()).toEqual([1, 3])
+  })
+
+  it('quoted newlines in the records before a refused one: the record index is named, not the line', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    const body = '1,1,"a\nb\nc"\n2,2,"x"\n3,3,"p\r\nq"\n4,four,\n5,5,"y\n"\n6,six,"r\ns"\n7,7,\n'
+    const batch = csvBatch(1, body, 7)
+    const outcome = await sink.write(batch)
+    expect(refusedAt(outcome)).toEqual([
+      [0, 3],
+      [0, 5],
+    ])
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({ status: 'landed', rows: 5 })
+    const { rows } = await db.sql(`SELECT id::int, note FROM ${db.schema}.orders ORDER BY id`)
+    expect(rows).toEqual([
+      { id: 1, note: 'a\nb\nc' },
+      { id: 2, note: 'x' },
+      { id: 3, note: 'p\r\nq' },
+      { id: 5, note: 'y\n' },
+      { id: 7, note: null },
+    ])
+  })
+
+  it('PostgreSQL 15 numbers COPY lines as recordAtLine reads them: quoted newlines count after the first record', async () => {
+    await db.sql(`CREATE SCHEMA ${db.schema}`)
+    await db.sql(`CREATE TABLE ${db.schema}.numbered (id int UNIQUE, v text, q int)`)
+    const sql = `COPY ${db.schema}.numbered FROM STDIN WITH (FORMAT csv)`
+    const multiLine = Array.from({ length: 1500 }, (_, i) => `${i + 10},"v\n${i}",1\n`).join('')
+    const cases: [string | Buffer, number][] = [
+      ['1,"a\nb\nc",1\n2,x,1\n3,y,zz\n', 2],
+      ['1,"a\nb\nc",1\n2,x,1\n3,"p\nq\nr",1\n4,y,zz\n', 3],
+      // A duplicate key fails when COPY flushes its buffer of rows, after the records that follow.
+      [`1,"a\nb",1\n${multiLine}12,dup,1\n99,x,1\n`, 1501],
+      [
+        Buffer.concat([
+          Buffer.from('1,"a\nb",1\n2,"c\nd",1\n3,"'),
+          Buffer.from([0xff]),
+          Buffer.from('\ne",1\n'),
+        ]),
+        2,
+      ],
+    ]
+    for (const [body, record] of cases) {
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body
+      const error = await copy(db.client, sql, bytes).catch((e: unknown) => e)
+      const records = csvRecords(bytes)
+      const line = lineInContext(error, 'numbered')
+      expect(line, String(error)).toBeDefined()
+      expect(recordAtLine(records, 0, records.count, line ?? 0), JSON.stringify(String(body))).toBe(record)
+    }
+  })
+
+  it('NOT NULL and CHECK violations (class 23) are refused, naming the column or the constraint', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    await db.sql(`ALTER TABLE ${db.schema}.orders ADD CONSTRAINT qty_positive CHECK (qty >= 0)`)
+    await db.sql(`ALTER TABLE ${db.schema}.orders ALTER COLUMN note SET NOT NULL`)
+    const csv = part('csv', '1,1,a\n2,-5,b\n3,3,\n4,4,d\n', 4)
+    const jsonl = part(
+      'jsonl',
+      '{"id":5,"qty":-1,"note":"e"}\n{"id":6,"qty":6}\n{"id":7,"qty":7,"note":"g"}\n',
+      3,
+    )
+    const batch = batchOf(1, csv, jsonl)
+    const outcome = await sink.write(batch)
+    expect(outcome).toEqual({
+      status: 'refused',
+      rows: [
+        { part: 0, row: 1, code: '23514', error: expect.stringContaining('check constraint "qty_positive"') },
+        {
+          part: 0,
+          row: 2,
+          code: '23502',
+          error: expect.stringContaining('column note: null value in column "note"'),
+        },
+        {
+          part: 1,
+          row: 0,
+          code: '23514',
+          error: expect.stringContaining('(Failing row contains (5, -1, e).)'),
+        },
+        { part: 1, row: 1, code: '23502', error: expect.stringContaining('column note') },
+      ],
+    })
+    expect(await count()).toBe(0)
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({ status: 'landed', rows: 3 })
+    expect(await landedIds()).toEqual([1, 4, 7])
+  })
+
+  it('a duplicate key is refused where the batch without the refused rows would refuse it', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    await db.sql(`CREATE UNIQUE INDEX ON ${db.schema}.orders (id)`)
+    expect(await sink.write(csvBatch(1, '1,1,\n', 1))).toEqual({ status: 'landed', rows: 1 })
+    // Row 0 repeats a landed id, row 2 repeats row 1's, and part 1 row 1 repeats part 0 row 3's.
+    const batch = batchOf(
+      2,
+      part('csv', '1,1,\n2,2,\n2,2,\n3,3,\n', 4),
+      part('jsonl', '{"id":4}\n{"id":3}\n', 2),
+    )
+    const outcome = await sink.write(batch)
+    expect(outcome).toMatchObject({
+      status: 'refused',
+      rows: [
+        { part: 0, row: 0, code: '23505', error: expect.stringContaining('(Key (id)=(1) already exists.)') },
+        { part: 0, row: 2, code: '23505' },
+        { part: 1, row: 1, code: '23505' },
+      ],
+    })
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({ status: 'landed', rows: 3 })
+    expect(await landedIds()).toEqual([1, 2, 3, 4])
+  })
+
+  it('50 refused rows of 2,000 in a csv part and 50 of 2,000 in a jsonl part: every one named', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    const bad = (i: number) => i % 40 === 17
+    const csvLines = Array.from({ length: 2000 }, (_, i) => {
+      const qty = !bad(i) ? `${i}` : i % 80 === 17 ? `x${i}` : '99999999999'
+      return `${i},${qty},"n${i}${i % 3 === 0 ? '\nmore' : ''}"\n`
+    })
+    const jsonLines = Array.from({ length: 2000 }, (_, i) => {
+      const id = 10_000 + i
+      const line = !bad(i)
+        ? JSON.stringify({ id, qty: i, note: i % 3 ? `n${i}` : 'a\nb' })
+        : i % 120 === 17
+          ? `{"id":${id},`
+          : JSON.stringify({ id, qty: i % 80 === 17 ? 'many' : 2 ** 40 })
+      // Blank lines are not records, and must not shift the indexes.
+      return i % 100 === 0 ? `${line}\n\n` : `${line}\n`
+    })
+    const batch = batchOf(1, part('csv', csvLines.join(''), 2000), part('jsonl', jsonLines.join(''), 2000))
+    const outcome = await sink.write(batch)
+    const expectedRows = Array.from({ length: 2000 }, (_, i) => i).filter(bad)
+    expect(expectedRows.length).toBe(50)
+    expect(refusedAt(outcome)).toEqual([
+      ...expectedRows.map((i) => [0, i]),
+      ...expectedRows.map((i) => [1, i]),
+    ])
+    for (const row of outcome.status === 'refused' ? outcome.rows : []) {
+      const notJson = row.part === 1 && row.row % 120 === 17
+      expect(row.error, JSON.stringify(row)).toContain(
+        notJson ? 'invalid input syntax for type json' : 'column qty',
+      )
+      expect(row.code).toMatch(/^22/)
+    }
+    expect(await count()).toBe(0)
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({ status: 'landed', rows: 3900 })
+    expect(await count()).toBe(3900)
+  })
+
+  it('a refused row at the start of a 10 MB csv body: refused, the process and the connection carry on', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    // The server refuses the COPY while most of the body is still to be sent.
+    const rows = Array.from(
+      { length: 400_000 },
+      (_, i) => `${i},${i === 1 ? 'x' : i % 7},"note ${i} ${'x'.repeat(16)}"\n`,
+    )
+    const batch = csvBatch(1, rows.join(''), rows.length)
+    expect(batch.parts[0]?.body.length).toBeGreaterThan(10_000_000)
+    const outcome = await sink.write(batch)
+    expect(refusedAt(outcome)).toEqual([[0, 1]])
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({
+      status: 'landed',
+      rows: rows.length - 1,
+    })
+  })
+
+  it('JSON lines: not JSON, a value that does not convert, bytes that are not UTF-8, not an object: each refused', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    const body = Buffer.concat([
+      Buffer.from('{"id":1,"qty":1}\n{"id":2,"qty":\n\n{"id":3,"qty":"many","note":"x"}\n{"id":4,"note":"'),
+      Buffer.from([0xff]),
+      Buffer.from('"}\n[5]\nnot json at all\n  \n{"id":7,"qty":7}\n'),
+    ])
+    const batch = batchOf(1, part('jsonl', body, 7))
+    const outcome = await sink.write(batch)
+    const table = `"${db.schema}"."orders"`
+    expect(outcome).toEqual({
+      status: 'refused',
+      rows: [
+        {
+          part: 0,
+          row: 1,
+          code: '22P02',
+          error: `${table}: invalid input syntax for type json (The input string ended unexpectedly.)`,
+        },
+        {
+          part: 0,
+          row: 2,
+          code: '22P02',
+          error: `${table}, column qty: invalid input syntax for type integer: "many"`,
+        },
+        {
+          part: 0,
+          row: 3,
+          code: '22021',
+          error: expect.stringContaining('invalid byte sequence for encoding "UTF8": 0xff'),
+        },
+        {
+          part: 0,
+          row: 4,
+          code: expect.stringMatching(/^22/),
+          error: expect.stringContaining('on an array'),
+        },
+        {
+          part: 0,
+          row: 5,
+          code: '22P02',
+          error: expect.stringContaining(`${table}: invalid input syntax for type json`),
+        },
+      ],
+    })
+    expect(await sink.write(withoutRefused(batch, outcome))).toEqual({ status: 'landed', rows: 2 })
+    expect(await landedIds()).toEqual([1, 7])
+  })
+})
+
+const lines: NamespaceSchema = { namespace: 'lines', fields: [{ name: 'v', type: 'string' }] }
+
+function linesBatch(seq: number, format: 'csv' | 'jsonl', body: string, rows: number): SinkBatch {
+  return {
+    id: { pipeline: 'p', epoch: 'e1', seq: BigInt(seq) },
+    fence: 1n,
+    parts: [
+      {
+        namespace: 'lines',
+        schemaVersion: 1,
+        format,
+        rows,
+        body: new TextEncoder().encode(body),
+        schema: lines,
+      },
+    ],
+  }
+}
+
+const values = async () => (await db.sql(`SELECT v FROM ${db.schema}.lines`)).rows.map((r) => r.v)
+
+describe('a line holding only \\. (the end of COPY data)', () => {
+  it('lands as the text \\. in csv, and the rows after it land too', async () => {
+    const sink = db.sink()
+    expect(await sink.write(linesBatch(1, 'csv', 'a\n\\.\nb\nc\n', 4))).toEqual({ status: 'landed', rows: 4 })
+    expect(await values()).toEqual(['a', '\\.', 'b', 'c'])
+  })
+
+  it('lands exactly as the first line, after CRLF, in CRLF and CR bodies, and as the last line', async () => {
+    const sink = db.sink()
+    const bodies: [string, number][] = [
+      ['\\.\nb\n', 2],
+      ['a\r\n\\.\r\nb\r\n', 3],
+      ['a\r\\.\rb\r', 3],
+      ['a\n\\.\n', 2],
+      ['a\n\\.', 2],
+    ]
+    for (const [i, [body, rows]] of bodies.entries())
+      expect(await sink.write(linesBatch(i + 1, 'csv', body, rows)), JSON.stringify(body)).toEqual({
+        status: 'landed',
+        rows,
+      })
+    expect(await values()).toEqual(['\\.', 'b', 'a', '\\.', 'b', 'a', '\\.', 'b', 'a', '\\.', 'a', '\\.'])
+  })
+
+  it('inside a quoted value spanning lines it is data, and stays exactly that value', async () => {
+    const sink = db.sink()
+    const body = '"x\n\\.\ny"\n"p""\r\n\\.\r\n""q"\n\\.\nz\n'
+    expect(await sink.write(linesBatch(1, 'csv', body, 4))).toEqual({ status: 'landed', rows: 4 })
+    expect(await values()).toEqual(['x\n\\.\ny', 'p"\r\n\\.\r\n"q', '\\.', 'z'])
+  })
+
+  it('in JSON lines it is not JSON: that row is refused, nothing lands', async () => {
+    const sink = db.sink()
+    const outcome = await sink.write(linesBatch(1, 'jsonl', '{"v":"a"}\n\\.\n{"v":"b"}\n', 3))
+    expect(outcome).toEqual({
+      status: 'refused',
+      rows: [
+        {
+          part: 0,
+          row: 1,
+          code: '22P02',
+          error: expect.stringContaining('invalid input syntax for type json'),
+        },
+      ],
+    })
+    expect(await count('lines')).toBe(0)
+    // The text \\. inside a JSON string is an ordinary value.
+    const escaped = '{"v":"\\\\."}\n'
+    expect(await sink.write(linesBatch(2, 'jsonl', escaped, 1))).toEqual({ status: 'landed', rows: 1 })
+    expect(await values()).toEqual(['\\.'])
+  })
+})
+
+describe('row count check', () => {
+  it('a csv batch declaring more rows than it holds is fatal, names table, batch and counts; nothing lands', async () => {
+    const sink = db.sink()
+    await sink.prepare(orders)
+    const outcome = await sink.write(csvBatch(1, '1,2,"a"\n2,3,"b"\n', 3))
+    expect(outcome.status).toBe('fatal')
+    const error = errorOf(outcome)
+    expect(error).toMatchObject({
+      code: ROW_COUNT_MISMATCH,
+      expected: 3,
+      loaded: 2,
+      batch: 'p/e1/000000000001',
+    })
+    expect(error?.message).toContain(`table "${db.schema}"."orders", batch p/e1/000000000001`)
+    expect(error?.message).toContain('declares 3 rows but 2 were loaded')
+    expect(await count()).toBe(0)
+    expect(await markers()).toBe(0)
+    // Nothing of it was recorded: the corrected batch lands under the same identity.
+    expect(await sink.write(csvBatch(1, '1,2,"a"\n2,3,"b"\n', 2))).toEqual({ status: 'landed', rows: 2 })
+  })
+
+  it('a jsonl part holding more rows than declared, after a good part: fatal, no part lands', async () => {
+    const sink = db.sink()
+    const good = csvBatch(1, '1,2,"a"\n', 1).parts[0]!
+    const outcome = await sink.write({
+      ...linesBatch(1, 'jsonl', '{"v":"a"}\n{"v":"b"}\n', 1),
+      parts: [good, linesBatch(1, 'jsonl', '{"v":"a"}\n{"v":"b"}\n', 1).parts[0]!],
+    })
+    expect(errorOf(outcome)).toMatchObject({ code: ROW_COUNT_MISMATCH, expected: 1, loaded: 2 })
+    expect(await count()).toBe(0)
+    expect(await count('lines')).toBe(0)
+    expect(await markers()).toBe(0)
+    // The connection went back to the pool healthy, its staging table forgotten with the rollback.
+    expect(await sink.write(linesBatch(2, 'jsonl', '{"v":"c"}\n', 1))).toEqual({ status: 'landed', rows: 1 })
   })
 })
 

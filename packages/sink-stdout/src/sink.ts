@@ -5,10 +5,14 @@
 import type { RecordFormat, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import {
   BAD_RECORD,
+  batchKey,
   cannotLand,
+  countRecords,
   csvHeader,
   hasCode,
   landed,
+  ROW_COUNT_MISMATCH,
+  RowCountMismatchError,
   retryLater,
   transcode,
 } from '@skippr/connector-api'
@@ -40,16 +44,28 @@ export class StdoutSink implements Sink {
   async prepare(): Promise<void> {}
 
   async write(batch: SinkBatch): Promise<WriteOutcome> {
+    // Every part's bytes first: a record that cannot be converted, or a part whose records are not as
+    // many as it declares, refuses the batch before anything is printed.
     let chunks: Uint8Array[]
     try {
       chunks = batch.parts.flatMap((part) => {
         const format = this.format ?? part.format
         const body = transcode(part, format, part.schema.fields)
+        const printed = countRecords(body, format)
+        if (printed !== part.rows)
+          throw new RowCountMismatchError({
+            target: `stdout (namespace ${part.namespace})`,
+            batch: batchKey(batch.id),
+            expected: part.rows,
+            loaded: printed,
+          })
         const ended = body.length === 0 || body[body.length - 1] === 10 ? [body] : [body, NEWLINE]
         return format === 'csv' ? [csvHeader(part.schema.fields), ...ended] : ended
       })
     } catch (error) {
-      return hasCode(error, BAD_RECORD) ? cannotLand(error) : retryLater(error)
+      return hasCode(error, BAD_RECORD) || hasCode(error, ROW_COUNT_MISMATCH)
+        ? cannotLand(error)
+        : retryLater(error)
     }
     try {
       for (const chunk of chunks) await this.print(chunk)

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
 import { makeBatch, rawPart } from '@skippr/conformance'
-import { BAD_RECORD, hasCode, parseConnectorConfig } from '@skippr/connector-api'
+import { BAD_RECORD, hasCode, parseConnectorConfig, ROW_COUNT_MISMATCH } from '@skippr/connector-api'
 import { describe, expect, it } from 'vitest'
 import type { Output } from '../src/index.js'
 import { sink as definition, StdoutSink } from '../src/index.js'
@@ -44,16 +44,22 @@ describe('StdoutSink on the real stdout', () => {
   })
 })
 
+/** An output that keeps what is printed. */
+function memoryOutput(): { out: Output; chunks: Uint8Array[] } {
+  const chunks: Uint8Array[] = []
+  const out: Output = {
+    write(chunk, done) {
+      chunks.push(chunk)
+      done()
+      return true
+    },
+  }
+  return { out, chunks }
+}
+
 describe('StdoutSink', () => {
   it('a record that does not match its schema is fatal and prints nothing', async () => {
-    const chunks: Uint8Array[] = []
-    const out: Output = {
-      write(chunk, done) {
-        chunks.push(chunk)
-        done()
-        return true
-      },
-    }
+    const { out, chunks } = memoryOutput()
     const schema = { namespace: 'n', fields: [{ name: 'id', type: 'int' as const }] }
     const outcome = await new StdoutSink({ format: 'jsonl' }, out).write(
       makeBatch({ pipeline: 'p', seq: 1, parts: [rawPart(schema, 'csv', '1\nabc\n', 2)] }),
@@ -61,6 +67,35 @@ describe('StdoutSink', () => {
     expect(outcome.status).toBe('fatal')
     expect(hasCode((outcome as { error: Error }).error, BAD_RECORD)).toBe(true)
     expect(chunks).toEqual([])
+  })
+
+  it('a part whose records differ from its declared count is fatal, names the batch, prints nothing', async () => {
+    const schema = { namespace: 'n', fields: [{ name: 'v', type: 'string' as const }] }
+    for (const [format, part] of [
+      [undefined, rawPart(schema, 'csv', '"a"\n"b"\n', 3)],
+      ['csv', rawPart(schema, 'jsonl', '{"v":"a"}\n{"v":"b"}\n', 1)],
+    ] as const) {
+      const { out, chunks } = memoryOutput()
+      // A good part first: it must not be printed either.
+      const parts = [rawPart(schema, 'csv', '"ok"\n', 1), part]
+      const outcome = await new StdoutSink({ format }, out).write(makeBatch({ pipeline: 'p', seq: 1, parts }))
+      expect(outcome.status).toBe('fatal')
+      expect((outcome as { error: Error }).error).toMatchObject({
+        code: ROW_COUNT_MISMATCH,
+        batch: 'p/epoch-1/000000000001',
+        expected: part.rows,
+        loaded: 2,
+      })
+      expect(chunks).toEqual([])
+    }
+  })
+
+  it('prints a line holding only \\. as the text \\., with every row after it', async () => {
+    const { out, chunks } = memoryOutput()
+    const schema = { namespace: 'n', fields: [{ name: 'v', type: 'string' as const }] }
+    const batch = makeBatch({ pipeline: 'p', seq: 1, parts: [rawPart(schema, 'csv', 'a\n\\.\nb\nc\n', 4)] })
+    expect(await new StdoutSink({ format: 'jsonl' }, out).write(batch)).toEqual({ status: 'landed', rows: 4 })
+    expect(Buffer.concat(chunks).toString()).toBe('{"v":"a"}\n{"v":"\\\\."}\n{"v":"b"}\n{"v":"c"}\n')
   })
 
   it('config: format is optional and must be jsonl or csv', () => {

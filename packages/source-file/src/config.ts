@@ -7,6 +7,11 @@ import { defaultNamespace } from './match.js'
  * overshoots by at most one chunk.
  */
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024
+/**
+ * How long a file's last record without its newline must stay as it is before it is taken as
+ * whole: long enough for a writer between two writes of one line, short enough for `sync --once`.
+ */
+export const DEFAULT_SETTLE_SECONDS = 1
 
 const field = v.strictObject({
   name: v.pipe(
@@ -69,11 +74,26 @@ export const fileConfig = v.pipe(
         ),
       ),
     ),
+    settle_seconds: v.optional(
+      v.pipe(
+        v.number(),
+        v.minValue(0),
+        v.maxValue(3600),
+        v.description(
+          `CSV and JSON lines: a last record without its final newline is read once the file has not changed for this long (default ${DEFAULT_SETTLE_SECONDS}); sync --once waits for it.`,
+        ),
+      ),
+    ),
   }),
   crossFieldCheck((config) => {
     const problems: FieldProblem[] = []
     if (config.format !== 'csv' && config.header !== undefined)
       problems.push({ path: ['header'], message: 'header applies to csv only: remove it' })
+    if (config.format === 'parquet' && config.settle_seconds !== undefined)
+      problems.push({
+        path: ['settle_seconds'],
+        message: 'a Parquet file is read whole once written: remove settle_seconds',
+      })
     if (config.format === 'parquet' && config.schema !== undefined) {
       problems.push({
         path: ['schema'],

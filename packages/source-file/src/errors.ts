@@ -10,6 +10,7 @@ export const FILE_OFFSET_INVALID = 'SKIPPR_FILE_OFFSET_INVALID'
 export const FILE_READ_FAILED = 'SKIPPR_FILE_READ_FAILED'
 export const FILE_PARQUET_INVALID = 'SKIPPR_FILE_PARQUET_INVALID'
 export const FILE_PARQUET_TYPE = 'SKIPPR_FILE_PARQUET_TYPE'
+export const FILE_PARQUET_VALUE = 'SKIPPR_FILE_PARQUET_VALUE'
 
 /** A place in a file, as an operator finds it in an editor: line number and byte offset. */
 export interface FilePlace {
@@ -67,7 +68,11 @@ export class HeaderMismatchError extends SkipprError {
   }
 }
 
-/** A record that cannot be passed on: wrong field count, a JSON-lines line that is not an object. */
+/**
+ * A file that ends inside a quoted field: its last record cannot be read, and the quote would
+ * swallow every record after it. Its code is also the `failureCode` of a record set aside
+ * (refused.ts), whose `error` names the record's place and problem without this advice.
+ */
 export class BadRecordError extends SkipprError {
   constructor(at: FilePlace, problem: string) {
     super(FILE_BAD_RECORD, `${where(at)}: ${problem}: fix or remove the record, then sync again`)
@@ -125,6 +130,31 @@ export class ParquetTypeError extends SkipprError {
       FILE_PARQUET_TYPE,
       `${file}: column ${column} is ${type}, which the File source does not read: ` +
         'cast it to a supported type when writing the file (see the README of @skippr/source-file)',
+    )
+  }
+}
+
+/** V8's longest string (0x1fffffe8 characters on 64-bit platforms). */
+const MAX_STRING_CHARS = 0x1fffffe8
+
+/** A Parquet text or binary value longer than a JavaScript string can be: it cannot be passed on. */
+/** A Parquet text value that is not UTF-8: decoded, it would land with U+FFFD in place of its bytes. */
+export class ParquetTextInvalidError extends SkipprError {
+  constructor(file: string, firstRow: number, lastRow: number) {
+    super(
+      FILE_PARQUET_VALUE,
+      `${file}: rows ${firstRow} to ${lastRow}: a text value is not valid UTF-8, and passing it on would change it: ` +
+        'fix the writer, or write the column as binary (no text type), which passes on as base64',
+    )
+  }
+}
+
+export class ParquetValueTooLongError extends SkipprError {
+  constructor(file: string, firstRow: number, lastRow: number) {
+    super(
+      FILE_PARQUET_VALUE,
+      `${file}: rows ${firstRow} to ${lastRow}: a value is longer than the ${MAX_STRING_CHARS.toLocaleString('en')} characters ` +
+        'a string holds in Node.js, so the File source cannot pass it on: shorten or split the value, or move the file out of the source path',
     )
   }
 }

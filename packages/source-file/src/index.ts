@@ -15,6 +15,7 @@ export {
   FILE_OFFSET_INVALID,
   FILE_PARQUET_INVALID,
   FILE_PARQUET_TYPE,
+  FILE_PARQUET_VALUE,
   FILE_READ_FAILED,
   FILE_RECORD_TOO_LONG,
   FileOffsetError,
@@ -24,7 +25,9 @@ export {
   NoFilesError,
   NoRecordsError,
   ParquetInvalidError,
+  ParquetTextInvalidError,
   ParquetTypeError,
+  ParquetValueTooLongError,
   RecordTooLongError,
 } from './errors.js'
 export type { FilePosition } from './offset.js'

@@ -17,7 +17,11 @@ const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
 const LEADING_ZERO = /^[-+]?0\d/
 const BOOLEAN = /^(true|false)$/i
 const DATE = /^\d{4}-\d{2}-\d{2}$/
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?$/
+/**
+ * Timestamps hold microseconds: with more digits a value is text, since PostgreSQL would round it
+ * and DuckDB cut it.
+ */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?$/
 const INT_MAX = 2 ** 31 - 1
 const INT_MIN = -(2 ** 31)
 const LONG_MAX = 2n ** 63n - 1n
@@ -32,17 +36,37 @@ export function csvValueType(value: CsvField): FieldType | undefined {
   return temporalType(value) ?? 'string'
 }
 
-/** The type of one JSON value; undefined for null. */
-export function jsonValueType(value: unknown): FieldType | undefined {
-  if (value === null || value === undefined) return undefined
-  if (typeof value === 'boolean') return 'boolean'
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value)) return 'double'
-    if (value >= INT_MIN && value <= INT_MAX) return 'int'
-    return Math.abs(value) < 2 ** 63 ? 'long' : 'double'
+/**
+ * The type of one JSON value, judged by its source text (a top-level value of a record, as
+ * `findKeys` cuts it); undefined for null. A number is judged by its digits, not by what JSON.parse
+ * rounds it to: `9007199254740993` is a long and lands as written.
+ */
+export function jsonValueType(text: string): FieldType | undefined {
+  switch (text[0]) {
+    case '"':
+      return temporalType(text.includes('\\') ? (JSON.parse(text) as string) : text.slice(1, -1)) ?? 'string'
+    case '{':
+    case '[':
+      return 'json'
+    case 't':
+    case 'f':
+      return 'boolean'
+    case 'n':
+    case undefined:
+      return undefined
+    default:
+      return jsonNumberType(text)
   }
-  if (typeof value === 'string') return temporalType(value) ?? 'string'
-  return 'json'
+}
+
+/**
+ * An integer within ±2^63 is an int or a long; a larger one is a string, as in CSV: no column type
+ * of both sinks holds it, and its text lands exact in a string column (a double would round it).
+ * A fraction or exponent is a double, unless it overflows one (`1e400`): a string then too.
+ */
+function jsonNumberType(text: string): FieldType {
+  if (INTEGER.test(text)) return integerType(text)
+  return Number.isFinite(Number(text)) ? 'double' : 'string'
 }
 
 function integerType(text: string): FieldType {
@@ -69,6 +93,15 @@ function isCalendarDate(ymd: string): boolean {
   return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number))
 }
 
+/**
+ * Two types seen in one sample: the wider (`widenFieldType`), except that a JSON key holding nested
+ * values beside other values is `json`, which holds each of them as the JSON it is. As a string
+ * column it would hold their text, which DuckDB's JSON reader prints anew (`1.50` as `1.5`).
+ */
+function sampledType(a: FieldType, b: FieldType): FieldType {
+  return a === 'json' || b === 'json' ? 'json' : widenFieldType(a, b)
+}
+
 /** Accumulates the fields of a sample: first-seen order, types widened over every value. */
 export class FieldTypes {
   private readonly types = new Map<string, FieldType | undefined>()
@@ -76,7 +109,7 @@ export class FieldTypes {
   add(name: string, type: FieldType | undefined): void {
     const seen = this.types.get(name)
     if (!this.types.has(name) || seen === undefined) this.types.set(name, type)
-    else if (type !== undefined) this.types.set(name, widenFieldType(seen, type))
+    else if (type !== undefined) this.types.set(name, sampledType(seen, type))
   }
 
   /** The fields seen; one seen only as null is a string, or left out with `onlyTyped`. */

@@ -4,7 +4,7 @@
  * microseconds, the finest PostgreSQL and DuckDB hold), decimals as exact decimal text, 64-bit
  * integers as `bigint`. A type with no faithful field is refused by name rather than approximated.
  */
-import type { Field, FieldType } from '@skippr/connector-api'
+import { dateText, type Field, type FieldType, timestampText } from '@skippr/connector-api'
 import type { FileMetaData, ParquetParsers, SchemaElement, SchemaTree } from 'hyparquet'
 import { parquetSchema } from 'hyparquet'
 import { ParquetTypeError } from './errors.js'
@@ -28,8 +28,10 @@ function column(file: string, tree: SchemaTree): ParquetColumn {
   const nullable = element.repetition_type !== 'REQUIRED'
   const field = (type: FieldType): Field => ({ name: element.name, type, nullable })
   // Groups (structs, lists, maps) and repeated leaves arrive as objects and arrays.
-  if (tree.children.length > 0 || element.repetition_type === 'REPEATED')
-    return { field: field('json'), cell: jsonCell }
+  if (tree.children.length > 0 || element.repetition_type === 'REPEATED') {
+    const withEmptyLists = emptyListsOf(tree)
+    return { field: field('json'), cell: withEmptyLists ? (v) => jsonCell(withEmptyLists(v)) : jsonCell }
+  }
   const decimal = decimalOf(element)
   if (decimal) {
     if (element.type === 'BYTE_ARRAY')
@@ -39,13 +41,23 @@ function column(file: string, tree: SchemaTree): ParquetColumn {
   }
   if (isTime(element)) return { field: field('string'), cell: (v) => timeText(v, element) }
   const type = leafType(file, element)
-  if (type === 'json') return { field: field(type), cell: jsonCell }
+  if (type === 'json') return { field: field(type), cell: jsonTextCell }
+  if (type === 'double') return { field: field(type), cell: doubleCell }
   if (type !== 'string') return { field: field(type), cell: same }
   const isEnum = element.converted_type === 'ENUM' || element.logical_type?.type === 'ENUM'
   return { field: field(type), cell: isEnum ? enumText : bytesAsText }
 }
 
 const same = (value: unknown): unknown => value
+
+/**
+ * A double as the CSV takes it: −0 as the text `-0`, which PostgreSQL and DuckDB read back as −0
+ * (a number is written as `String` writes it, and `String(-0)` is `0`). NaN and ±Infinity are
+ * written `NaN`, `Infinity`, `-Infinity`, which both read as those values.
+ */
+function doubleCell(value: unknown): unknown {
+  return Object.is(value, -0) ? '-0' : value
+}
 
 /** Bytes with no text annotation (a binary column), in base64. */
 function bytesAsText(value: unknown): unknown {
@@ -70,7 +82,7 @@ function timeText(value: unknown, element: SchemaElement): string | null {
     logical?.type === 'TIME' ? logical.unit : element.converted_type === 'TIME_MILLIS' ? 'MILLIS' : 'MICROS'
   const raw = BigInt(value as number | bigint)
   const micros = unit === 'MILLIS' ? raw * 1000n : unit === 'NANOS' ? raw / 1000n : raw
-  return isoFromMicros(micros).slice(11, -1)
+  return timestampText(micros).slice(11, -1)
 }
 
 /** The field type of a primitive column, from its logical (or legacy converted) type. */
@@ -156,60 +168,120 @@ function bytesToBigInt(bytes: Uint8Array): bigint {
   return bytes.length > 0 && (bytes[0] as number) & 0x80 ? value - (1n << bits) : value
 }
 
-/** Decoding of the rich types: microsecond ISO timestamps and `YYYY-MM-DD` dates, as text. */
+/**
+ * Decoding of the rich types, as the contract's text (connector-api's batch.ts): microsecond
+ * timestamps and dates in any year, at the top level and inside lists, structs and maps alike (there
+ * as JSON strings, which both sinks cast back: `(j->>'d')::date`, `CAST(j->>'d' AS DATE)`).
+ */
 export const parsers: Partial<ParquetParsers> = {
-  timestampFromMilliseconds: (millis) => isoFromMicros(millis * 1000n),
-  timestampFromMicroseconds: (micros) => isoFromMicros(micros),
-  timestampFromNanoseconds: (nanos) => isoFromMicros(nanos / 1000n - (nanos % 1000n < 0n ? 1n : 0n)),
-  dateFromDays: (days) => dateText(days),
+  timestampFromMilliseconds: (millis) => infinityOf(millis, INFINITE_TICKS) ?? timestampText(millis * 1000n),
+  timestampFromMicroseconds: (micros) => infinityOf(micros, INFINITE_TICKS) ?? timestampText(micros),
+  timestampFromNanoseconds: (nanos) =>
+    infinityOf(nanos, INFINITE_TICKS) ?? timestampText(nanos / 1000n - (nanos % 1000n < 0n ? 1n : 0n)),
+  dateFromDays: (days) => infinityOf(days, INFINITE_DAYS) ?? dateText(days),
+  stringFromBytes: (bytes: Uint8Array | undefined) => bytes && text.decode(bytes),
+  jsonFromBytes: (bytes: Uint8Array | undefined) => bytes && new JsonText(json.decode(bytes)),
 }
 
-function isoFromMicros(micros: bigint): string {
-  // Number arithmetic while it is exact (±285 years around 1970); a Date for the rest.
-  if (micros < -MAX_EXACT_MICROS || micros > MAX_EXACT_MICROS) {
-    const sub = Number(((micros % 1000n) + 1000n) % 1000n)
-    const iso = new Date(Number((micros - BigInt(sub)) / 1000n)).toISOString()
-    return `${iso.slice(0, -1)}${pad(sub, 3)}Z`
-  }
-  const us = Number(micros)
-  const days = Math.floor(us / MICROS_PER_DAY)
-  const inDay = us - days * MICROS_PER_DAY
-  const seconds = Math.floor(inDay / 1e6)
-  const time = `${pad(Math.floor(seconds / 3600), 2)}:${pad(Math.floor(seconds / 60) % 60, 2)}:${pad(seconds % 60, 2)}`
-  return `${dateText(days)}T${time}.${pad(inDay - seconds * 1e6, 6)}Z`
+/**
+ * Text keeps a leading U+FEFF: it is part of the value (TextDecoder drops it by default). Bytes
+ * that are not UTF-8 fail the read (ParquetTextInvalidError) rather than become U+FFFD.
+ */
+const text = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true })
+/** JSON text may start with a byte-order mark, which is not part of the JSON value (RFC 8259). */
+const json = new TextDecoder()
+
+/**
+ * DuckDB's infinity in a Parquet file: the type's largest value, and its negation for −infinity
+ * (days in INT32, ticks of any unit in INT64), which it reads back as ±infinity.
+ */
+const INFINITE_DAYS = 2_147_483_647
+const INFINITE_TICKS = 9_223_372_036_854_775_807n
+
+function infinityOf<T extends number | bigint>(value: T, infinite: T): string | undefined {
+  if (value === infinite) return 'infinity'
+  return value === -infinite ? '-infinity' : undefined
 }
 
-const MAX_EXACT_MICROS = BigInt(Number.MAX_SAFE_INTEGER)
-const MICROS_PER_DAY = 86_400_000_000
-
-/** Days since 1970-01-01 as `YYYY-MM-DD` (the proleptic Gregorian calendar, as ISO 8601 and Date have it). */
-function dateText(days: number): string {
-  // Howard Hinnant's civil_from_days: eras of 400 years, March-based years.
-  const z = days + 719_468
-  const era = Math.floor(z / 146_097)
-  const doe = z - era * 146_097
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
-  )
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
-  const mp = Math.floor((5 * doy + 2) / 153)
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1
-  const month = mp < 10 ? mp + 3 : mp - 9
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-  const y = year >= 0 && year <= 9999 ? pad(year, 4) : `${year < 0 ? '-' : '+'}${pad(Math.abs(year), 6)}`
-  return `${y}-${pad(month, 2)}-${pad(day, 2)}`
+/**
+ * The text of a JSON column, kept as written: parsing it would round integers beyond 2^53 and
+ * turn −0 into 0. Inside a nested value it is parsed, to be part of that value's JSON.
+ */
+class JsonText {
+  constructor(readonly text: string) {}
 }
 
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0')
+/** A JSON column's text as it is; a GEOMETRY or GEOGRAPHY value (GeoJSON objects) as JSON. */
+function jsonTextCell(value: unknown): unknown {
+  return value instanceof JsonText ? value.text : jsonCell(value)
 }
 
-/** A nested value as JSON text: 64-bit integers as numbers when exact, else as strings; bytes in base64. */
+/**
+ * A nested value as JSON text: 64-bit integers as numbers when exact, else as strings; bytes in
+ * base64. JSON has no NaN, ±Infinity, and PostgreSQL's jsonb keeps no −0 (its numbers are numeric):
+ * those doubles become the strings `"NaN"`, `"Infinity"`, `"-Infinity"` and `"-0"`, which both
+ * sinks cast back to the double (`(j->>0)::float8`, `(j->>0)::DOUBLE`). JSON.stringify would write
+ * the first three as `null` and −0 as `0`.
+ */
 function jsonCell(value: unknown): unknown {
   if (value === null || value === undefined) return null
   return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0) ? v : specialDoubleText(v)
     if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()
     if (v instanceof Uint8Array) return Buffer.from(v).toString('base64')
+    if (v instanceof JsonText) return JSON.parse(v.text)
     return v
   })
+}
+
+function specialDoubleText(v: number): string {
+  if (Number.isNaN(v)) return 'NaN'
+  if (v === Number.POSITIVE_INFINITY) return 'Infinity'
+  return v === Number.NEGATIVE_INFINITY ? '-Infinity' : '-0'
+}
+
+type Repair = (value: unknown) => unknown
+
+/**
+ * What turns the decoder's `null` for an empty repeated leaf back into `[]`: hyparquet assembles a
+ * REPEATED primitive with no elements (a legacy 1- or 2-level list, which DuckDB reads as `[]`) as
+ * null, though a repeated field is never null. Undefined for a column without repeated leaves.
+ */
+function emptyListsOf(tree: SchemaTree): Repair | undefined {
+  const repeated = tree.element.repetition_type === 'REPEATED'
+  if (tree.children.length === 0) return repeated ? (v) => v ?? [] : undefined
+  const [only] = tree.children
+  if (isListLike(tree) && only) {
+    // A 2-level list's repeated leaf is the list itself (nullish for a NULL list).
+    if (only.children.length === 0) return (v) => (v === null ? [] : v)
+    const element = only.children[0]
+    const inner = element && emptyListsOf(element)
+    return inner && ((v) => (Array.isArray(v) ? v.map(inner) : v))
+  }
+  if (tree.element.converted_type === 'MAP' || tree.element.converted_type === 'MAP_KEY_VALUE')
+    return undefined
+  const fields = tree.children.flatMap((child) => {
+    const repair = emptyListsOf(child)
+    return repair ? [[child.element.name, repair] as const] : []
+  })
+  if (fields.length === 0) return undefined
+  const struct: Repair = (v) => {
+    if (v === null || typeof v !== 'object') return v
+    const record = v as Record<string, unknown>
+    for (const [name, repair] of fields) record[name] = repair(record[name])
+    return record
+  }
+  return repeated ? (v) => (Array.isArray(v) ? v.map(struct) : v) : struct
+}
+
+/** A LIST-annotated group of one repeated child, as hyparquet assembles into an array. */
+function isListLike(tree: SchemaTree): boolean {
+  const [only] = tree.children
+  return (
+    tree.element.converted_type === 'LIST' &&
+    tree.children.length === 1 &&
+    only !== undefined &&
+    only.children.length <= 1 &&
+    only.element.repetition_type === 'REPEATED'
+  )
 }

@@ -11,12 +11,18 @@ import { encodeCsv, type Field, type Logger } from '@skippr/connector-api'
 import {
   type AsyncBuffer,
   type ColumnData,
+  type Compressors,
   type FileMetaData,
   parquetMetadataAsync,
   parquetRead,
 } from 'hyparquet'
 import { compressors } from 'hyparquet-compressors'
-import { FileReadError, ParquetInvalidError } from './errors.js'
+import {
+  FileReadError,
+  ParquetInvalidError,
+  ParquetTextInvalidError,
+  ParquetValueTooLongError,
+} from './errors.js'
 import { type MatchedFile, openMatched, stamp } from './match.js'
 import type { FilePosition } from './offset.js'
 import { type ParquetColumn, parquetColumns, parsers, withRawDecimals } from './parquet-schema.js'
@@ -63,6 +69,8 @@ export class ParquetReader {
     /** `metadata` as decoding takes it (withRawDecimals). */
     private readonly decoding: FileMetaData,
     readonly columns: readonly ParquetColumn[],
+    /** The rows of its row groups: what is read, whatever the footer's own count says. */
+    private readonly rows: number,
     private readonly ino: string,
     private readonly fp: string,
     /** The file's `stamp` when it was opened. */
@@ -93,6 +101,14 @@ export class ParquetReader {
         throw new ParquetInvalidError(file.key, error)
       })
       const columns = parquetColumns(file.key, metadata)
+      const rows = metadata.row_groups.reduce((sum, group) => sum + Number(group.num_rows), 0)
+      // DuckDB and Arrow read the row groups; a footer count that disagrees is the writer's slip.
+      if (rows !== Number(metadata.num_rows))
+        logger.warn('the footer counts other rows than its row groups hold: reading the row groups', {
+          file: file.key,
+          footer_rows: Number(metadata.num_rows),
+          row_group_rows: rows,
+        })
       const fp = await footerFingerprint(buffer, metadata)
       let row = 0
       if (previous && previous.pos > 0) {
@@ -106,6 +122,7 @@ export class ParquetReader {
         metadata,
         withRawDecimals(metadata),
         columns,
+        rows,
         String(ino),
         fp,
         stamp(stats),
@@ -124,7 +141,7 @@ export class ParquetReader {
 
   /** The next rows, about `bytes` of them as CSV, in the order of `fields`; undefined at the end. */
   async next(bytes: number, fields: readonly Field[]): Promise<ParquetBlock | undefined> {
-    if (this.row >= Number(this.metadata.num_rows)) return undefined
+    if (this.row >= this.rows) return undefined
     if (this.row >= this.slice.end) await this.decodeSliceAt(this.row)
     const to = Math.min(this.slice.end, this.row + this.rowsPerChunk)
     const body = encodeCsv(this.records(this.row, to), fields)
@@ -148,17 +165,13 @@ export class ParquetReader {
       if (groupEnd > row) break
     }
     const end = Math.min(groupEnd, row + SLICE_ROWS)
-    if (end <= row) {
-      const problem = `its row groups hold ${groupEnd} rows, its footer counts ${this.metadata.num_rows}`
-      throw new ParquetInvalidError(this.file.key, new Error(problem))
-    }
     const columns = new Map<string, ColumnData[]>()
     await parquetRead({
       file: this.buffer,
       metadata: this.decoding,
       rowStart: row,
       rowEnd: end,
-      compressors,
+      compressors: emptyPageSafe,
       parsers,
       // Text columns are annotated as such; a byte array without that is binary (base64, not UTF-8).
       utf8: false,
@@ -169,8 +182,7 @@ export class ParquetReader {
         columns.set(piece.columnName, pieces)
       },
     }).catch((error: unknown) => {
-      if (error instanceof FileReadError) throw error
-      throw new ParquetInvalidError(this.file.key, error)
+      throw decodeError(this.file.key, row, end, error)
     })
     this.slice = { end, columns }
   }
@@ -189,6 +201,32 @@ export class ParquetReader {
     }
     return records
   }
+}
+
+/**
+ * The codecs, each taking an empty page as the empty page it is: a writer may leave a page's
+ * compressed values section empty (a data page v2 of only NULLs), which no codec's stream format
+ * allows (snappy reads a length header first and fails), and which DuckDB and Arrow read as empty.
+ */
+const emptyPageSafe: Compressors = Object.fromEntries(
+  Object.entries(compressors).map(([codec, decompress]) => [
+    codec,
+    (input: Uint8Array, outputLength: number) =>
+      input.length === 0 && outputLength === 0 ? new Uint8Array(0) : decompress(input, outputLength),
+  ]),
+)
+
+/**
+ * What a failure to decode rows `from` to `to` (from 0, `to` excluded) is: a value longer than a
+ * string can be (Node's ERR_STRING_TOO_LONG: a valid file, such as the Parquet test corpus's 1 GiB
+ * map key), a read that failed, or a file that is not valid Parquet.
+ */
+export function decodeError(file: string, from: number, to: number, error: unknown): Error {
+  if (error instanceof FileReadError) return error
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (code === 'ERR_STRING_TOO_LONG') return new ParquetValueTooLongError(file, from + 1, to)
+  if (code === 'ERR_ENCODING_INVALID_ENCODED_DATA') return new ParquetTextInvalidError(file, from + 1, to)
+  return new ParquetInvalidError(file, error)
 }
 
 /** The file as hyparquet reads it, through the handle opened (so a file renamed over it meanwhile is not mixed in). */

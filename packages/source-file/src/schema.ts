@@ -1,10 +1,20 @@
-import { evolveSchema, type Field, type NamespaceSchema } from '@skippr/connector-api'
+import {
+  evolveSchema,
+  type Field,
+  type FieldType,
+  type NamespaceSchema,
+  widenFieldType,
+} from '@skippr/connector-api'
+import type { Block } from './block.js'
 import { LF } from './bytes.js'
 import { type CsvField, parseCsv } from './csv.js'
-import { BadRecordError, HeaderInvalidError, HeaderMismatchError } from './errors.js'
+import { numberFits } from './csv-values.js'
+import { HeaderInvalidError, HeaderMismatchError } from './errors.js'
 import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
-import { KeyWatch } from './keys.js'
-import type { Block, FileReader } from './reader.js'
+import { findKeys, KeyRanges, KeyWatch, type Misfit } from './keys.js'
+import type { FileReader } from './reader.js'
+import type { Refusals } from './refused.js'
+import { type CsvWatch, csvWatch, FRACTION, firstRecordEnd, NANOS, NUMBER, TIME } from './scan.js'
 
 /** Bytes of records sampled for the types of keys found after a file's sample, from the first record with them. */
 const NEW_KEY_SAMPLE_BYTES = 64 * 1024
@@ -13,7 +23,9 @@ const NEW_KEY_SAMPLE_BYTES = 64 * 1024
  * The namespace's schema as files are read: a configured one stays as it is; an inferred one
  * takes its columns from the first file, its types from the first sample of records, and widens
  * with the sample of each file read after that. With JSON lines, every record's keys are also
- * checked, so a key first seen after the sample still becomes a column.
+ * checked, so a key first seen after the sample still becomes a column. A record the schema cannot
+ * take (a line that is not JSON, a value its configured column would change) is refused in its
+ * block (`Block.refused`); records refused already are not looked at.
  */
 export class SchemaTracker {
   schema: NamespaceSchema
@@ -64,27 +76,36 @@ export class SchemaTracker {
       this.schema = { namespace: this.namespace, fields: generated.map(untyped) }
     }
     reader.columns = this.schema.fields.length
+    reader.watch = watchOf(this.schema.fields, this.configured !== undefined)
     return true
   }
 
   /**
-   * Widens the schema with the types of a sample of the block's records. Returns the new schema
-   * when it changed, undefined otherwise (and always with a configured schema).
+   * Widens the schema with the types of a sample of the block's records; a sampled JSON line that
+   * is not a JSON object is refused. Returns the new schema when it changed, undefined otherwise
+   * (and always with a configured schema).
    */
-  async observe(reader: FileReader, block: Block): Promise<NamespaceSchema | undefined> {
+  observe(block: Block): NamespaceSchema | undefined {
     if (this.configured) return undefined
     // A sample's records are the whole ones in it: what follows its last newline is never parsed.
     const head = block.records.subarray(0, SAMPLE_BYTES)
-    const records = head.subarray(0, head.lastIndexOf(LF) + 1)
+    // A JSON record longer than the sample is sampled whole: a line holds one record.
+    const records =
+      this.format === 'jsonl'
+        ? block.records.subarray(0, wholeLines(block.records, 0, SAMPLE_BYTES))
+        : head.subarray(0, head.lastIndexOf(LF) + 1)
     // Reading a file from its start samples what discovery sampled (10–15 ms of a sync's start).
     if (this.lastSample && Buffer.compare(records, this.lastSample) === 0) return undefined
+    // Seeded with the types so far, so that a sample that follows (a file's settled last record)
+    // widens them as one sample would: a JSON key nested in one and `true` in the other is json.
     const types = new FieldTypes()
-    for (const field of this.schema.fields) types.add(field.name, undefined)
-    const sample = new TextDecoder().decode(records)
-    if (this.format === 'csv') this.sampleCsv(sample, types)
-    else await sampleJsonl(sample, types, (at, problem) => bad(reader, block, sample, at, problem))
-    // A copy: a view would keep the whole block's buffer.
-    this.lastSample = Buffer.from(records)
+    for (const field of this.schema.fields) types.add(field.name, this.typed ? field.type : undefined)
+    const refusedBefore = block.refused.size
+    if (this.format === 'csv') this.sampleCsv(new TextDecoder().decode(block.refused.without(records)), types)
+    else sampleJsonl(block.records, 0, records.length, types, block.refused)
+    // A copy: a view would keep the whole block's buffer. A sample that refused a record is not
+    // kept: the read after discovery must sample it again, to refuse that record in its chunk.
+    this.lastSample = block.refused.size === refusedBefore ? Buffer.from(records) : undefined
     if (!this.typed) {
       const fields = types.fields()
       if (fields.length === 0) return undefined
@@ -116,30 +137,97 @@ export class SchemaTracker {
   }
 
   /**
-   * JSON lines: adds the keys that the block's records carry and the schema lacks. A sink would drop
-   * them, and a file's sample (its first block) can miss a key that appears later. Types come from a
-   * sample of records from the first one with the new key on. Returns the new schema when it changed.
+   * JSON lines: adds the keys that the block's records carry and the schema lacks, and widens the
+   * columns whose values do not all fit their type. A sink would drop a new key, and alter a value
+   * that does not fit (`1.5` in an integer column): a file's sample (its first block) can miss both.
+   * A new key's type comes from a sample of records from the first one with it on; a value that
+   * does not fit is judged alone; with a configured schema, its record is refused. Returns the new
+   * schema when it changed.
    */
-  async newKeys(reader: FileReader, block: Block): Promise<NamespaceSchema | undefined> {
-    if (this.configured || this.format !== 'jsonl') return undefined
-    this.keys ??= new KeyWatch(this.columnNames())
-    // The records as in the file (blank lines kept), so that a bad one's place is exact.
-    const records = block.records
-    const starts = this.keys.recordsWithNewKeys(records)
-    if (starts.length === 0) return undefined
+  newKeys(block: Block): NamespaceSchema | undefined {
+    if (this.format !== 'jsonl') return undefined
+    this.keys ??= new KeyWatch(this.configured === undefined)
+    this.keys.follow(this.schema.fields)
+    if (this.configured) {
+      // A configured schema is not widened, and a sink drops the keys it lacks.
+      const { records, refused } = block
+      for (const misfit of this.keys.scan(records, refused.ranges()).misfits)
+        refused.add(misfit.at, lineEnd(records, misfit.at), misfitProblem(misfit), true)
+      return undefined
+    }
+    const before = this.keys.copy()
+    const refusedBefore = block.refused.size
+    const evolved = this.withNewKeys(block, this.keys)
+    if (block.refused.size > refusedBefore) {
+      // A sample refused a line: the keys learned from it are forgotten, and the block read again without it.
+      this.keys = before
+      return this.newKeys(block)
+    }
+    if (evolved === this.schema) return undefined
+    this.schema = evolved
+    return evolved
+  }
+
+  /** The schema with the keys and wider types of the block's records (`newKeys`); refuses the sampled lines that are not JSON. */
+  private withNewKeys(block: Block, keys: KeyWatch): NamespaceSchema {
+    // The records as in the file (blank lines kept), so that a refused one's place is exact.
+    const { records, refused } = block
+    const found = keys.scan(records, refused.ranges())
+    if (found.recordsWithNewKeys.length === 0 && found.widened.length === 0) return this.schema
     const types = new FieldTypes()
     let sampledTo = 0
-    for (const start of starts) {
+    for (const start of found.recordsWithNewKeys) {
       if (start < sampledTo) continue
-      sampledTo = Math.min(records.length, start + NEW_KEY_SAMPLE_BYTES)
-      const sample = new TextDecoder().decode(records.subarray(start, sampledTo))
-      await sampleJsonl(sample, types, (at, problem) => bad(reader, block, sample, at, problem, start))
+      sampledTo = wholeLines(records, start, NEW_KEY_SAMPLE_BYTES)
+      sampleJsonl(records, start, sampledTo, types, refused)
     }
     const names = new Set(this.columnNames())
     // A new key seen only as null is a string, as in discovery; a known one keeps its type then.
     const added = types.fields().filter((f) => !names.has(f.name))
     const widened = types.fields(true).filter((f) => names.has(f.name))
-    const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields: [...widened, ...added] })
+    let evolved = evolveSchema(this.schema, {
+      namespace: this.namespace,
+      fields: [...widened, ...found.widened, ...added],
+    })
+    if (added.length > 0) {
+      // The new keys' values after their sample are checked once their types are known.
+      keys.follow(evolved.fields)
+      const late = keys.scan(records, refused.ranges()).widened
+      evolved = evolveSchema(evolved, { namespace: this.namespace, fields: late })
+    }
+    return evolved
+  }
+
+  /**
+   * CSV: judges each value the scan found may not fit its column's type (`Block.misfits`: a
+   * fraction in an integer column, a time in a date column, which a sink would round or cut) and
+   * widens the column to hold it. A configured schema is not widened: such a value's record is
+   * refused, and so is one with a value its numeric column does not hold (`abc`, csv-values.ts).
+   * Returns the new schema when it changed.
+   */
+  widenMisfits(reader: FileReader, block: Block): NamespaceSchema | undefined {
+    if (this.format !== 'csv') return undefined
+    const misfits = block.misfits ?? []
+    const types = new FieldTypes()
+    for (let k = 0; k < misfits.length; k += 2) {
+      const start = misfits[k] as number
+      if (block.refused.has(start)) continue
+      const field = this.schema.fields[misfits[k + 1] as number] as Field
+      const end = start + firstRecordEnd(block.records.subarray(start))
+      const record = block.records.subarray(start, end)
+      const value = parseCsv(new TextDecoder().decode(record), 1)[0]?.fields[misfits[k + 1] as number] ?? null
+      const type = csvValueType(value)
+      const wider = type === undefined ? field.type : widenFieldType(field.type, type)
+      if (this.configured) {
+        const problem = configuredMisfit(field, value, type, wider)
+        if (problem) block.refused.add(start, end, problem, true)
+      }
+      types.add(field.name, type)
+    }
+    const evolved = this.configured
+      ? this.schema
+      : evolveSchema(this.schema, { namespace: this.namespace, fields: types.fields(true) })
+    reader.watch = watchOf(evolved.fields, this.configured !== undefined)
     if (evolved === this.schema) return undefined
     this.schema = evolved
     return evolved
@@ -159,6 +247,59 @@ export class SchemaTracker {
   }
 }
 
+/**
+ * Each schema's watch, made once, for an inferred and a configured schema: a schema's fields never
+ * change, an evolved one is a new array.
+ */
+const watches = [new WeakMap<readonly Field[], CsvWatch>(), new WeakMap<readonly Field[], CsvWatch>()]
+
+/**
+ * What the CSV scan watches each column's values for: fractions in integers, times in dates,
+ * nanoseconds in timestamps; `configured`, text in numeric columns too (csv-values.ts).
+ */
+function watchOf(fields: readonly Field[], configured: boolean): CsvWatch {
+  const cache = watches[configured ? 1 : 0] as WeakMap<readonly Field[], CsvWatch>
+  let watch = cache.get(fields)
+  if (watch === undefined) {
+    const number = configured ? NUMBER : 0
+    const flags = Uint8Array.from(fields, ({ type }) =>
+      type === 'int' || type === 'long'
+        ? FRACTION | number
+        : type === 'double'
+          ? number
+          : type === 'date'
+            ? TIME
+            : type === 'timestamp'
+              ? NANOS
+              : 0,
+    )
+    watch = csvWatch(flags)
+    cache.set(fields, watch)
+  }
+  return watch
+}
+
+/**
+ * Why a configured column refuses a CSV value the scan listed (`type` its inferred type, `wider`
+ * the type that holds both): a number it would change (`1.5` in an int), or a value that is no
+ * number of its type (`abc`, `1e400` in a double). Undefined when the value fits.
+ */
+function configuredMisfit(
+  column: Field,
+  value: CsvField,
+  type: FieldType | undefined,
+  wider: FieldType,
+): string | undefined {
+  const changed =
+    wider === column.type ? undefined : misfitProblem({ at: 0, column, value: JSON.stringify(value), wider })
+  if (!(column.type === 'int' || column.type === 'long' || column.type === 'double')) return changed
+  if (numberFits(value, column.type)) return undefined
+  // A number that a wider number holds: the sink would change it (DuckDB rounds `1.5` into an int).
+  if ((type === 'int' || type === 'long' || type === 'double') && changed) return changed
+  const holder = wider === column.type ? 'string' : wider
+  return `${JSON.stringify(value)} in column ${column.name} is not ${typeName(column.type)} (${typeName(holder)} column holds it)`
+}
+
 function untyped(name: string): Field {
   return { name, type: 'string' }
 }
@@ -172,39 +313,75 @@ function checkHeader(file: string, header: CsvField[]): string[] {
   return names
 }
 
-type Problem = (charIndex: number, problem: string) => Promise<never>
+/**
+ * Where the whole records of `records` from `from` within `bytes` of it end, at least one: a record
+ * longer than the sample is sampled whole (a JSON line holds one record; a block holds whole ones).
+ */
+function wholeLines(records: Uint8Array, from: number, bytes: number): number {
+  if (from + bytes >= records.length) return records.length
+  const last = records.lastIndexOf(LF, from + bytes - 1)
+  if (last >= from) return last + 1
+  const first = records.indexOf(LF, from)
+  return first === -1 ? records.length : first + 1
+}
 
-async function sampleJsonl(sample: string, types: FieldTypes, problem: Problem): Promise<void> {
-  // The sample may end inside a line: only lines with their newline are whole.
-  const whole = sample.slice(0, sample.lastIndexOf('\n') + 1)
-  let start = 0
-  for (let newline = whole.indexOf('\n'); newline !== -1; newline = whole.indexOf('\n', start)) {
-    const line = whole.slice(start, newline)
+/** Where the line that starts at `start` ends, past its newline. */
+function lineEnd(records: Uint8Array, start: number): number {
+  const newline = records.indexOf(LF, start)
+  return newline === -1 ? records.length : newline + 1
+}
+
+/**
+ * Widens `types` with each top-level value of the lines of `records[from, to)`, judged by its
+ * source text. A line that is not a JSON object is refused; refused lines are passed over.
+ */
+function sampleJsonl(
+  records: Uint8Array,
+  from: number,
+  to: number,
+  types: FieldTypes,
+  refused: Refusals,
+): void {
+  const decoder = new TextDecoder()
+  const members = new KeyRanges()
+  for (let start = from; start < to; ) {
+    const newline = records.indexOf(LF, start)
+    const end = newline === -1 || newline >= to ? to : newline
+    const line = refused.has(start) ? '' : decoder.decode(records.subarray(start, end))
     if (line.trim() !== '') {
-      let record: unknown
-      try {
-        record = JSON.parse(line)
-      } catch (error) {
-        await problem(start, `the line is not valid JSON (${(error as Error).message})`)
+      const problem = notAnObject(line)
+      if (problem) {
+        refused.add(start, Math.min(end + 1, records.length), problem, true)
+      } else {
+        findKeys(records, start, end, members)
+        members.decode(records).forEach((key, k) => {
+          types.add(key, jsonValueType(members.value(records, k)))
+        })
       }
-      if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-        await problem(start, 'the line is not a JSON object')
-      }
-      for (const [key, value] of Object.entries(record as object)) types.add(key, jsonValueType(value))
     }
-    start = newline + 1
+    start = end + 1
   }
 }
 
-/** Throws the bad record error for the record at `at` of `sample`, which starts `sampleAt` bytes into the block. */
-async function bad(
-  reader: FileReader,
-  block: Block,
-  sample: string,
-  at: number,
-  problem: string,
-  sampleAt = 0,
-): Promise<never> {
-  const byte = block.start + sampleAt + Buffer.byteLength(sample.slice(0, at))
-  throw new BadRecordError(await reader.place(byte), problem)
+/** Why a line is not a JSON object; undefined when it is one. */
+function notAnObject(line: string): string | undefined {
+  let record: unknown
+  try {
+    record = JSON.parse(line)
+  } catch (error) {
+    return `the line is not valid JSON (${(error as Error).message})`
+  }
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    return 'the line is not a JSON object'
+  return undefined
+}
+
+/** A JSON value a configured column's type would change. */
+function misfitProblem({ value, column, wider }: Misfit): string {
+  return `${value} in column ${column.name} is not ${typeName(column.type)}, and loading it would change it (${typeName(wider)} column holds it)`
+}
+
+/** A field type with its article: `an int`, `a double`. */
+function typeName(type: FieldType): string {
+  return `${type === 'int' ? 'an' : 'a'} ${type}`
 }

@@ -9,12 +9,13 @@ import {
   type SourceChunk,
   type SourceOffset,
 } from '@skippr/connector-api'
-import { DEFAULT_CHUNK_BYTES, type FileConfig } from './config.js'
+import type { Block } from './block.js'
+import { DEFAULT_CHUNK_BYTES, DEFAULT_SETTLE_SECONDS, type FileConfig } from './config.js'
 import { NoFilesError, NoRecordsError } from './errors.js'
 import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
 import { defaultNamespace, type MatchedFile, matchFiles, stamp } from './match.js'
 import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
-import { FileReader, type ReaderOptions } from './reader.js'
+import { FileReader, type Passed, type ReaderOptions } from './reader.js'
 import { SchemaTracker } from './schema.js'
 
 export const POLL_INTERVAL_MS = 1000
@@ -31,6 +32,8 @@ const parquetReader = () => import('./parquet.js').then((parquet) => parquet.Par
  * without parsing values. Parquet rows are decoded and passed on as CSV (parquet.ts). The offset
  * holds, per file, the position after the last record passed on (a byte, or a Parquet row), so the
  * next run reads appended records and new files and never a record twice (see README, "Offsets").
+ * A CSV or JSON-lines record that cannot be passed on is given in its chunk's `refused`, and the
+ * records around it pass on (see README, "Records set aside").
  */
 export class FileSource implements Source {
   private readonly namespace: string
@@ -41,6 +44,7 @@ export class FileSource implements Source {
   private readonly parquetDone = new Map<string, string>()
   private readonly header: boolean
   private readonly reader: ReaderOptions
+  private readonly settleMs: number
   private discovered: SchemaTracker | undefined
 
   constructor(
@@ -53,6 +57,7 @@ export class FileSource implements Source {
       throw new ConfigError(`File source: set namespace: none derives from ${config.path}`)
     this.namespace = namespace
     this.header = config.format === 'csv' && config.header !== false
+    this.settleMs = (config.settle_seconds ?? DEFAULT_SETTLE_SECONDS) * 1000
     this.reader = {
       // FileReader reads the text formats only; Parquet files have a reader of their own.
       format: config.format === 'jsonl' ? 'jsonl' : 'csv',
@@ -73,7 +78,7 @@ export class FileSource implements Source {
 
   async *read(from: SourceOffset | undefined, options: ReadOptions): AsyncIterable<SourceChunk> {
     const positions = parseOffset(from)
-    const tracker = (await this.discoverSchema()).copy()
+    const tracker = (await this.discoverSchema(options.signal)).copy()
     for (;;) {
       for (const { file, previous } of await this.plan(positions)) {
         yield* this.readFile(file, previous, positions, tracker, options)
@@ -107,21 +112,22 @@ export class FileSource implements Source {
       positions.set(file.key, reader.position)
       if (!ready) return
       let sampled = false
-      for (let block = await reader.next(); block; block = await reader.next()) {
-        const sampledSchema = sampled ? undefined : await tracker.observe(reader, block)
+      const blocks = async () => (await reader.next()) ?? (await this.tail(reader, options))
+      for (let block = await blocks(); block; block = await blocks()) {
+        const sampledSchema = sampled ? undefined : tracker.observe(block)
         sampled = true
-        const schema = (await tracker.newKeys(reader, block)) ?? sampledSchema
+        const fitted = tracker.widenMisfits(reader, block)
+        const schema = tracker.newKeys(block) ?? fitted ?? sampledSchema
         positions.set(file.key, block.position)
-        yield this.chunk(this.reader.format, block, positions, schema)
+        yield this.chunk(this.reader.format, await reader.passed(block, this.namespace), positions, schema)
         if (options.signal.aborted) return
       }
-      if (reader.leftover > 0 && !options.follow) {
+      if (reader.leftover > 0 && !options.follow && !options.signal.aborted) {
         this.context.logger.warn(
-          'the last record is incomplete (no final newline, or an open quote): it is read once complete',
+          'the file grew while its last record was awaited: the rest is read by the next run',
           {
             file: file.key,
             from_byte: reader.position.pos,
-            bytes: reader.leftover,
           },
         )
       }
@@ -130,10 +136,32 @@ export class FileSource implements Source {
     }
   }
 
+  /**
+   * The record after the last newline, once the file's writer is done with it: the file has kept
+   * its size and not been modified for the settle time. Without `follow` it waits that long.
+   */
+  private async tail(reader: FileReader, options: ReadOptions): Promise<Block | undefined> {
+    while (reader.leftover > 0 && !options.signal.aborted) {
+      const { size, mtimeMs } = await reader.stat()
+      // Grown since: what was appended is read by a later pass (follow) or run.
+      if (size !== reader.position.pos + reader.leftover) return undefined
+      const idle = Date.now() - mtimeMs
+      if (idle >= this.settleMs) return reader.last()
+      if (options.follow) return undefined
+      this.context.logger.debug('the last record has no newline: waiting for the file to stop changing', {
+        file: reader.file.key,
+        from_byte: reader.position.pos,
+        wait_ms: this.settleMs - idle,
+      })
+      await sleep(this.settleMs - idle, undefined, { signal: options.signal }).catch(() => undefined)
+    }
+    return undefined
+  }
+
   /** A block of rows as a chunk: its offset holds every file's position so far. */
   private chunk(
     format: 'csv' | 'jsonl',
-    block: { readonly rows: number; readonly body: Uint8Array },
+    block: Passed,
     positions: FilePositions,
     schema: NamespaceSchema | undefined,
   ): SourceChunk {
@@ -144,6 +172,7 @@ export class FileSource implements Source {
       body: block.body,
       offset: toOffset(positions),
       ...(schema ? { schema } : {}),
+      ...(block.refused ? { refused: block.refused } : {}),
     }
   }
 
@@ -211,8 +240,11 @@ export class FileSource implements Source {
     return matchFiles(this.config.path, this.context.configDir)
   }
 
-  /** The configured schema, or one inferred from samples of the first files (cached once found). */
-  private async discoverSchema(): Promise<SchemaTracker> {
+  /**
+   * The configured schema, or one inferred from samples of the first files (cached once found).
+   * `signal` ends the wait for a file's last record to settle (see `tail`).
+   */
+  private async discoverSchema(signal = new AbortController().signal): Promise<SchemaTracker> {
     if (this.discovered) return this.discovered
     const tracker = new SchemaTracker(this.namespace, this.config.format, this.config.schema)
     if (this.config.format === 'parquet') {
@@ -230,9 +262,17 @@ export class FileSource implements Source {
         if (!reader) continue
         try {
           if (!(await tracker.prepare(reader, this.header))) continue
-          const block = await reader.next(Math.min(SAMPLE_BYTES, this.reader.chunkBytes))
-          if (block) await tracker.observe(reader, block)
-          rows += block?.rows ?? 0
+          // A file whose rest fits in the sample is sampled to its settled last record.
+          const sampleBytes = Math.min(SAMPLE_BYTES, this.reader.chunkBytes)
+          const next = async (bytes: number) =>
+            (await reader.next(bytes)) ?? (await this.tail(reader, { signal, follow: false }))
+          for (let sampled = 0, block = await next(sampleBytes); block; ) {
+            tracker.observe(block)
+            rows += block.rows
+            sampled += block.records.length
+            const rest = (await reader.stat()).size - reader.position.pos
+            block = rest > 0 && rest <= sampleBytes - sampled ? await next(rest) : undefined
+          }
         } finally {
           await reader.close()
         }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseCsv } from '../src/csv.js'
+import { parseCsv, reencodeRecord } from '../src/csv.js'
 
 const fields = (text: string) => parseCsv(text, Number.POSITIVE_INFINITY).map((r) => r.fields)
 
@@ -20,9 +20,30 @@ describe('parseCsv', () => {
     ])
   })
 
+  it('reads a quote inside an unquoted field as a character, as the scan does', () => {
+    expect(fields(`37°36'37.8"N,1,a"b,c"d,3\n`)).toEqual([[`37°36'37.8"N`, '1', 'a"b', 'c"d', '3']])
+  })
+
   it('returns only complete records, at most `limit`', () => {
     expect(fields('a\nb\n"c\n')).toEqual([['a'], ['b']])
     expect(fields('a\nb')).toEqual([['a']])
     expect(parseCsv('a\nb\nc\n', 2)).toHaveLength(2)
+  })
+})
+
+describe('reencodeRecord', () => {
+  it('quotes every text field and doubles its quotes, keeping quoted fields and NULLs as they are', () => {
+    const record = new TextEncoder().encode('a"b,,"c,""d""",e\r\n')
+    expect(new TextDecoder().decode(reencodeRecord(record))).toBe('"a""b",,"c,""d""","e"\n')
+  })
+
+  it('changes no byte of a value: a leading U+FEFF and invalid UTF-8 stay', () => {
+    const record = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf, 0x61, 0x22, 0xff]), Buffer.from(',x\n')])
+    const expected = Buffer.concat([
+      Buffer.from('"'),
+      Buffer.from([0xef, 0xbb, 0xbf, 0x61, 0x22, 0x22, 0xff]),
+      Buffer.from('","x"\n'),
+    ])
+    expect(Buffer.from(reencodeRecord(record))).toEqual(expected)
   })
 })

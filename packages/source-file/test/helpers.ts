@@ -63,5 +63,28 @@ export async function readChunks(
 const decoder = new TextDecoder()
 export const text = (chunks: readonly SourceChunk[]) => chunks.map((c) => decoder.decode(c.body)).join('')
 export const rows = (chunks: readonly SourceChunk[]) => chunks.reduce((sum, c) => sum + c.rows, 0)
+/** The records the chunks set aside, in order. */
+export const refused = (chunks: readonly SourceChunk[]) => chunks.flatMap((c) => c.refused ?? [])
 export const lastOffset = (chunks: readonly SourceChunk[], before?: SourceOffset) =>
   chunks.at(-1)?.offset ?? before
+
+/**
+ * A run cut short where the source starts waiting for a file's last record to stop changing, as
+ * if its writer were still at work: each `signal()` arms a new run. The logger records too.
+ */
+export function writerAtWork(): { logger: ReturnType<typeof recordingLogger>; signal(): AbortSignal } {
+  const logger = recordingLogger()
+  let run = new AbortController()
+  const debug = logger.debug
+  logger.debug = (message, fields) => {
+    debug(message, fields)
+    if (message.startsWith('the last record has no newline')) run.abort()
+  }
+  return {
+    logger,
+    signal: () => {
+      run = new AbortController()
+      return run.signal
+    },
+  }
+}

@@ -1,3 +1,4 @@
+import { DuckDBInstance } from '@duckdb/node-api'
 import type { FileMetaData } from 'hyparquet'
 import { describe, expect, it } from 'vitest'
 import { decimalText, parquetColumns, parsers } from '../src/parquet-schema.js'
@@ -36,6 +37,65 @@ describe('dates and timestamps across the calendar', () => {
       expect(parsers.timestampFromMicroseconds?.(micros)).toBe(
         `${new Date(Number((micros - 12n) / 1000n)).toISOString().slice(0, -1)}012Z`,
       )
+    }
+  })
+})
+
+describe('dates and timestamps outside years 1 to 9999', () => {
+  it("write the contract's forms: all the year's digits past 9999, the BC year before 1 AD", () => {
+    expect(parsers.dateFromDays?.(-719_162)).toBe('0001-01-01')
+    expect(parsers.dateFromDays?.(-719_163)).toBe('0001-12-31 (BC)')
+    expect(parsers.dateFromDays?.(-735_233)).toBe('0044-01-01 (BC)')
+    expect(parsers.dateFromDays?.(2_932_897)).toBe('10000-01-01')
+    expect(parsers.timestampFromMicroseconds?.(-62_135_596_800_000_001n)).toBe(
+      '0001-12-31 (BC) 23:59:59.999999Z',
+    )
+    expect(parsers.timestampFromMicroseconds?.(253_402_300_800_000_000n)).toBe('10000-01-01T00:00:00.000000Z')
+    // The extremes of each unit short of DuckDB's infinity.
+    expect(parsers.timestampFromMilliseconds?.(9_223_372_036_854_775_806n)).toBe(
+      '292278994-08-17T07:12:55.806000Z',
+    )
+    expect(parsers.timestampFromNanoseconds?.(-9_223_372_036_854_775_806n)).toBe(
+      '1677-09-21T00:12:43.145224Z',
+    )
+    expect(parsers.dateFromDays?.(-2_147_483_648)).toBe('5877642-06-23 (BC)')
+  })
+
+  it("read DuckDB's infinity (the type's largest value, negated for −infinity) as infinity", () => {
+    const ticks = 9_223_372_036_854_775_807n
+    for (const parse of [
+      parsers.timestampFromMilliseconds,
+      parsers.timestampFromMicroseconds,
+      parsers.timestampFromNanoseconds,
+    ]) {
+      expect(parse?.(ticks)).toBe('infinity')
+      expect(parse?.(-ticks)).toBe('-infinity')
+    }
+    expect(parsers.dateFromDays?.(2_147_483_647)).toBe('infinity')
+    expect(parsers.dateFromDays?.(-2_147_483_647)).toBe('-infinity')
+  })
+
+  it('are read back by DuckDB as the same day and microsecond, across all it holds', async () => {
+    const duck = await (await DuckDBInstance.create(':memory:')).connect()
+    try {
+      const steps = 2_000
+      const days = Array.from({ length: steps + 1 }, (_, i) =>
+        Math.round(-2_147_483_000 + (i * 4_294_966_000) / steps),
+      )
+      const micros = Array.from(
+        { length: steps + 1 },
+        (_, i) => -9_200_000_000_000_000_000n + BigInt(i) * 9_200_000_000_000_013n,
+      )
+      const dates = days.map((d) => `(${d}, '${parsers.dateFromDays?.(d)}')`).join(', ')
+      const timestamps = micros.map((m) => `(${m}, '${parsers.timestampFromMicroseconds?.(m)}')`).join(', ')
+      const differing = await duck.runAndReadAll(
+        `SELECT d::VARCHAR, t FROM (VALUES ${dates}) v(d, t) WHERE t::DATE - DATE '1970-01-01' <> d
+         UNION ALL
+         SELECT m::VARCHAR, t FROM (VALUES ${timestamps}) v(m, t) WHERE epoch_us(t::TIMESTAMPTZ) <> m`,
+      )
+      expect(differing.getRowsJS()).toEqual([])
+    } finally {
+      duck.closeSync()
     }
   })
 })

@@ -4,8 +4,18 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { hasCode, type SourceChunk } from '@skippr/connector-api'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseCsv } from '../src/csv.js'
-import { FILE_PARQUET_INVALID, FILE_PARQUET_TYPE } from '../src/errors.js'
+import { FILE_PARQUET_INVALID, FILE_PARQUET_TYPE, FILE_PARQUET_VALUE } from '../src/errors.js'
+import { decodeError } from '../src/parquet.js'
 import { fileSource, lastOffset, readChunks, recordingLogger, rows, tempDir, text } from './helpers.js'
+import {
+  CONVERTED,
+  concat,
+  int32s,
+  PHYSICAL,
+  REPETITION,
+  text as textBytes,
+  writeOneColumnParquet,
+} from './parquet-writer.js'
 
 // Parquet files are written by DuckDB, as a data platform would write them.
 let duck: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>
@@ -230,5 +240,210 @@ describe('File source: Parquet', () => {
     )
     expect(hasCode(error, FILE_PARQUET_TYPE)).toBe(true)
     expect(error?.message).toContain('spans.parquet: column span is INTERVAL')
+  })
+})
+
+/**
+ * The source's rows of a one-column file, a field per line (a NULL is an empty line, which both
+ * sinks load as a NULL row and parseCsv skips as blank), and what the logger said.
+ */
+async function readColumn(dir: string, name: string) {
+  const logger = recordingLogger()
+  const chunks = await readChunks(fileSource(dir, { path: name, format: 'parquet' }, { logger }))
+  const lines = text(chunks).split('\n').slice(0, -1)
+  const fields = lines.map((line) => [line === '' ? null : (parseCsv(`${line}\n`, 1)[0]?.fields[0] ?? null)])
+  return { fields, logger }
+}
+
+describe('File source: Parquet edge values', () => {
+  it('reads the rows of the row groups when the footer counts none, with a warning, as DuckDB does', async () => {
+    const dir = await tempDir()
+    const file = join(dir, 'miscounted.parquet')
+    await writeOneColumnParquet(file, {
+      column: { name: 'n', repetition: REPETITION.REQUIRED, type: PHYSICAL.INT32 },
+      repetitionLevels: [],
+      definitionLevels: [0, 0, 0, 0, 0, 0],
+      values: int32s([1, 2, 3, 4, 5, 6]),
+      rows: 6,
+      footerRows: 0,
+    })
+    const { fields, logger } = await readColumn(dir, 'miscounted.parquet')
+    expect(fields).toEqual(await query(`SELECT n::VARCHAR FROM read_parquet('${file}')`))
+    expect(fields).toHaveLength(6)
+    const warned = logger.lines.filter((l) => l.message.includes('footer counts other rows'))
+    expect(warned.length).toBeGreaterThan(0)
+    for (const line of warned)
+      expect(line.fields).toEqual({ file: 'miscounted.parquet', footer_rows: 0, row_group_rows: 6 })
+  })
+
+  it('writes −0 as -0 and NaN, ±Infinity as DuckDB reads them back from the CSV', async () => {
+    const dir = await tempDir()
+    await writeParquet(
+      join(dir, 'doubles.parquet'),
+      `SELECT * FROM (VALUES (1, -0.0::DOUBLE), (2, 0.0::DOUBLE), (3, 'nan'::DOUBLE), (4, 'inf'::DOUBLE),
+        (5, '-inf'::DOUBLE), (6, -1.5::DOUBLE), (7, NULL)) t(i, d)`,
+    )
+    const chunks = await readChunks(fileSource(dir, { path: 'doubles.parquet', format: 'parquet' }))
+    expect(decoded(chunks).map((r) => r[1])).toEqual([
+      '-0',
+      '0',
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      '-1.5',
+      null,
+    ])
+    // The body as the DuckDB sink loads it: read_csv with the column types given.
+    const csv = join(dir, 'body.csv')
+    await writeFile(csv, text(chunks))
+    const landed = await query(
+      `SELECT d::VARCHAR, (1 / d)::VARCHAR FROM read_csv('${csv}', columns = {'i': 'INTEGER', 'd': 'DOUBLE'},
+        header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false) ORDER BY i`,
+    )
+    expect(landed).toEqual([
+      ['-0.0', '-inf'],
+      ['0.0', 'inf'],
+      ['nan', 'nan'],
+      ['inf', '0.0'],
+      ['-inf', '-0.0'],
+      ['-1.5', '-0.6666666666666666'],
+      [null, null],
+    ])
+  })
+
+  it('writes NaN, ±Infinity and −0 inside lists, structs and maps as strings both sinks cast back', async () => {
+    const dir = await tempDir()
+    const file = join(dir, 'nested.parquet')
+    await writeParquet(
+      file,
+      `SELECT ['nan'::DOUBLE, 'inf'::DOUBLE, '-inf'::DOUBLE, -0.0::DOUBLE, 0.0::DOUBLE, 1.5] AS l,
+        {'a': 'nan'::DOUBLE, 'z': -0.0::DOUBLE} AS s, MAP {'k': '-inf'::DOUBLE} AS m`,
+    )
+    const [row] = decoded(await readChunks(fileSource(dir, { path: 'nested.parquet', format: 'parquet' })))
+    expect(row).toEqual([
+      '["NaN","Infinity","-Infinity","-0",0,1.5]',
+      '{"a":"NaN","z":"-0"}',
+      '{"k":"-Infinity"}',
+    ])
+    // Each element cast to a double is the file's double, as DuckDB reads it.
+    const [l, s, m] = row as string[]
+    const cast = await query(
+      `SELECT [e::DOUBLE::VARCHAR FOR e IN json_extract_string('${l}', '$[*]')],
+        (json_extract_string('${s}', '$.z'))::DOUBLE::VARCHAR, (json_extract_string('${m}', '$.k'))::DOUBLE::VARCHAR`,
+    )
+    const reference = await query(
+      `SELECT [e::VARCHAR FOR e IN l], s.z::VARCHAR, m['k']::VARCHAR FROM read_parquet('${file}')`,
+    )
+    expect(cast).toEqual(reference)
+  })
+
+  it('lands an empty legacy repeated primitive as [] and a NULL list as NULL, as DuckDB reads them', async () => {
+    const dir = await tempDir()
+    const legacy = { name: 'x', repetition: REPETITION.REPEATED, type: PHYSICAL.INT32 }
+    // Rows [1, 2], [], [3].
+    await writeOneColumnParquet(join(dir, 'one-level.parquet'), {
+      column: legacy,
+      repetitionLevels: [0, 1, 0, 0],
+      definitionLevels: [1, 1, 0, 1],
+      values: int32s([1, 2, 3]),
+      rows: 3,
+    })
+    // Rows [1, 2], [], NULL, [3].
+    await writeOneColumnParquet(join(dir, 'two-level.parquet'), {
+      column: {
+        name: 'x',
+        repetition: REPETITION.OPTIONAL,
+        converted: CONVERTED.LIST,
+        children: [{ ...legacy, name: 'element' }],
+      },
+      repetitionLevels: [0, 1, 0, 0, 0],
+      definitionLevels: [2, 2, 1, 0, 2],
+      values: int32s([1, 2, 3]),
+      rows: 4,
+    })
+    // Rows {e: [1, 2]}, {e: []}, NULL.
+    await writeOneColumnParquet(join(dir, 'in-struct.parquet'), {
+      column: { name: 'x', repetition: REPETITION.OPTIONAL, children: [{ ...legacy, name: 'e' }] },
+      repetitionLevels: [0, 1, 0, 0],
+      definitionLevels: [2, 2, 1, 0],
+      values: int32s([1, 2]),
+      rows: 3,
+    })
+    for (const name of ['one-level.parquet', 'two-level.parquet', 'in-struct.parquet']) {
+      const { fields } = await readColumn(dir, name)
+      const reference = await query(`SELECT to_json(x)::VARCHAR FROM read_parquet('${join(dir, name)}')`)
+      expect(fields, name).toEqual(reference)
+    }
+  })
+
+  it('reads a data page v2 whose compressed values section is empty (only NULLs), as DuckDB does', async () => {
+    const dir = await tempDir()
+    await writeOneColumnParquet(join(dir, 'empty-page.parquet'), {
+      column: { name: 'n', repetition: REPETITION.OPTIONAL, type: PHYSICAL.INT32 },
+      repetitionLevels: [],
+      definitionLevels: [0],
+      values: new Uint8Array(0),
+      rows: 1,
+      emptyCompressedV2: true,
+    })
+    const { fields } = await readColumn(dir, 'empty-page.parquet')
+    expect(fields).toEqual(await query(`SELECT n FROM read_parquet('${join(dir, 'empty-page.parquet')}')`))
+    expect(fields).toEqual([[null]])
+  })
+})
+
+describe('File source: Parquet text that is not UTF-8', () => {
+  it('fails the read naming the rows, instead of passing U+FFFD on', async () => {
+    const dir = await tempDir()
+    const value = (bytes: Uint8Array) => concat(Uint8Array.of(bytes.length, 0, 0, 0), bytes)
+    await writeOneColumnParquet(join(dir, 'latin1.parquet'), {
+      column: {
+        name: 's',
+        repetition: REPETITION.REQUIRED,
+        type: PHYSICAL.BYTE_ARRAY,
+        converted: CONVERTED.UTF8,
+      },
+      repetitionLevels: [],
+      definitionLevels: [0, 0],
+      values: concat(value(textBytes('ok')), value(Uint8Array.of(0x63, 0x61, 0x66, 0xe9))), // "café" in Latin-1
+      rows: 2,
+    })
+    await expect(readColumn(dir, 'latin1.parquet')).rejects.toThrow(
+      'latin1.parquet: rows 1 to 2: a text value is not valid UTF-8, and passing it on would change it: ' +
+        'fix the writer, or write the column as binary (no text type), which passes on as base64',
+    )
+  })
+})
+
+describe('decodeError', () => {
+  it('tells a value longer than a string can be from a broken file', () => {
+    // What decoding a 1 GiB text value throws (the corpus's large_string_map.brotli.parquet).
+    const tooLong = Object.assign(new Error('Cannot create a string longer than 0x1fffffe8 characters'), {
+      code: 'ERR_STRING_TOO_LONG',
+    })
+    const error = decodeError('big.parquet', 0, 2, tooLong)
+    expect(hasCode(error, FILE_PARQUET_VALUE)).toBe(true)
+    expect(error.message).toBe(
+      'big.parquet: rows 1 to 2: a value is longer than the 536,870,888 characters a string holds in Node.js, ' +
+        'so the File source cannot pass it on: shorten or split the value, or move the file out of the source path',
+    )
+    expect(hasCode(decodeError('bad.parquet', 0, 2, new Error('invalid snappy')), FILE_PARQUET_INVALID)).toBe(
+      true,
+    )
+  })
+})
+
+describe('File source: Parquet JSON columns', () => {
+  it('passes the text of a JSON column on as written: big integers and −0 unchanged', async () => {
+    const dir = await tempDir()
+    const file = join(dir, 'docs.parquet')
+    await writeParquet(
+      file,
+      `SELECT * FROM (VALUES (1, '{"id": 12345678901234567890, "x": -0.0}'::JSON), (2, '[1.50, "a"]'::JSON), (3, NULL)) t(i, j)`,
+    )
+    const chunks = await readChunks(fileSource(dir, { path: 'docs.parquet', format: 'parquet' }))
+    expect(decoded(chunks)).toEqual(
+      await query(`SELECT i::VARCHAR, j::VARCHAR FROM read_parquet('${file}') ORDER BY i`),
+    )
   })
 })

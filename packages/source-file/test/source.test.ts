@@ -14,7 +14,17 @@ import {
   FILE_OFFSET_INVALID,
   FILE_RECORD_TOO_LONG,
 } from '../src/errors.js'
-import { fileSource, lastOffset, readChunks, recordingLogger, rows, tempDir, text } from './helpers.js'
+import {
+  fileSource,
+  lastOffset,
+  readChunks,
+  recordingLogger,
+  refused,
+  rows,
+  tempDir,
+  text,
+  writerAtWork,
+} from './helpers.js'
 
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
 const runs = Number(process.env.SKIPPR_PROPERTY_RUNS ?? 30)
@@ -76,11 +86,25 @@ describe('File source: CSV', () => {
         const chunks = await readChunks(
           fileSource(dir, { path: 'notes.csv', format: 'csv', chunk_bytes: chunkBytes }),
         )
-        expect(text(chunks)).toBe(body)
+        expect(text(chunks)).toBe(body.replaceAll('\r\n', '\n')) // CRLF record ends pass on as LF
         expect(rows(chunks)).toBe(6)
       }),
       { numRuns: runs },
     )
+  })
+
+  it('keeps a quote inside an unquoted field as a character: the record passes on re-encoded', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'geo.csv'), `id,lat,note\n1,37°36'37.8"N,a"b\n2,x,"q"\n3,c"d,"e,f"\n4,y,z\n`)
+    const chunks = await readChunks(fileSource(dir, { path: 'geo.csv', format: 'csv' }))
+    expect(rows(chunks)).toBe(4)
+    expect(text(chunks)).toBe(`"1","37°36'37.8""N","a""b"\n2,x,"q"\n"3","c""d","e,f"\n4,y,z\n`)
+    expect(parseCsv(text(chunks), Number.POSITIVE_INFINITY).map((r) => r.fields[1])).toEqual([
+      `37°36'37.8"N`,
+      'x',
+      'c"d',
+      'y',
+    ])
   })
 
   it('strips a byte-order mark with the header and skips blank lines', async () => {
@@ -159,6 +183,52 @@ describe('File source: CSV', () => {
     expect(more.map((c) => c.schema?.fields.map((f) => f.type))).toEqual([['string', 'timestamp']])
   })
 
+  it('widens a column when a value after the sample would not land as it is: fractions, times', async () => {
+    const dir = await tempDir()
+    // 300 KiB of integers, dates and timestamps: more than the sample; then values that would change.
+    const sampled = Array.from({ length: 16_000 }, (_, i) => `${i},2020-01-02,${i},2020-01-02T00:00:00Z\n`)
+    const late = '1.5,2020-01-03,7,x\n8,2020-01-02 10:30:00,"9.25",2020-01-02T00:00:00.1234567Z\n'
+    await writeFile(join(dir, 'drift.csv'), `id,day,n,at\n${sampled.join('')}${late}`)
+    const source = fileSource(dir, { path: 'drift.csv', format: 'csv' })
+    expect((await source.discover())[0]?.fields.map((f) => f.type)).toEqual([
+      'int',
+      'date',
+      'int',
+      'timestamp',
+    ])
+    const chunks = await readChunks(source)
+    expect(rows(chunks)).toBe(16_002)
+    expect(text(chunks).endsWith(late)).toBe(true)
+    // The chunk that holds them carries the widened schema, so the sink widens before it loads:
+    // `x` is for the sink to refuse, but a timestamp past microseconds would be changed.
+    const widened = chunks.filter((c) => c.schema)
+    expect(widened.map((c) => c.schema?.fields.map((f) => f.type))).toEqual([
+      ['double', 'timestamp', 'double', 'string'],
+    ])
+    expect(decode(widened[0]?.body ?? new Uint8Array())).toContain(late)
+  })
+
+  it('sets aside a record with a value after the sample that its configured type would change', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'typed.csv'), 'id,day\n1,2020-01-02\n2,2020-01-02 10:30:00\n3,2020-01-03\n')
+    const schema = [
+      { name: 'id', type: 'int' as const },
+      { name: 'day', type: 'date' as const },
+    ]
+    const chunks = await readChunks(fileSource(dir, { path: 'typed.csv', format: 'csv', schema }))
+    expect(text(chunks)).toBe('1,2020-01-02\n3,2020-01-03\n')
+    expect(rows(chunks)).toBe(2)
+    expect(refused(chunks).map((r) => [r.failureCode, r.offsetPos, r.record, r.error])).toEqual([
+      [
+        FILE_BAD_RECORD,
+        3,
+        '2,2020-01-02 10:30:00',
+        'typed.csv line 3 (byte 20): "2020-01-02 10:30:00" in column day is not a date, and loading it ' +
+          'would change it (a timestamp column holds it)',
+      ],
+    ])
+  })
+
   it('samples a file read after discovery again only when its records differ from the sample', async () => {
     const dir = await tempDir()
     await writeFile(join(dir, 'ids.csv'), 'id\n1\n2\n')
@@ -175,18 +245,20 @@ describe('File source: CSV', () => {
 describe('File source: offsets', () => {
   it('resumes after appends and picks up new files; no record is read twice', async () => {
     const dir = await tempDir()
-    const source = fileSource(dir, { path: 'logs/*.csv', format: 'csv', namespace: 'logs' })
+    const writer = writerAtWork()
+    const source = fileSource(dir, { path: 'logs/*.csv', format: 'csv', namespace: 'logs' }, writer)
     await writeFile(join(dir, 'outside.csv'), 'id,v\n0,z\n') // not matched by the glob
     await mkdir(join(dir, 'logs'))
     await writeFile(join(dir, 'logs/a.csv'), 'id,v\n1,a\n2,b\n3,')
-    const first = await readChunks(source)
+    const first = await readChunks(source, undefined, { signal: writer.signal() })
     expect(text(first)).toBe('1,a\n2,b\n')
     const offset = lastOffset(first)
     expect(offset).toEqual({
       files: { 'logs/a.csv': { pos: 13, ino: expect.any(String), fp: expect.any(String) } },
     })
 
-    expect(await readChunks(source, offset)).toEqual([]) // the incomplete record waits
+    // The record its writer is still at work on waits.
+    expect(await readChunks(source, offset, { signal: writer.signal() })).toEqual([])
     await appendFile(join(dir, 'logs/a.csv'), 'c\n4,d\n')
     await writeFile(join(dir, 'logs/b.csv'), 'id,v\n10,j\n')
     const second = await readChunks(source, offset)
@@ -228,7 +300,8 @@ describe('File source: offsets', () => {
         fc.uniqueArray(fc.integer({ min: 1, max: content.length - 1 }), { maxLength: 12 }),
         async (cuts) => {
           const dir = await tempDir()
-          const source = fileSource(dir, { path: 'growing.csv', format: 'csv', chunk_bytes: 64 })
+          const writer = writerAtWork()
+          const source = fileSource(dir, { path: 'growing.csv', format: 'csv', chunk_bytes: 64 }, writer)
           const ends = [...cuts.sort((a, b) => a - b), content.length]
           let offset: SourceOffset | undefined
           let joined = ''
@@ -237,7 +310,7 @@ describe('File source: offsets', () => {
           for (const end of ends) {
             await appendFile(join(dir, 'growing.csv'), content.slice(written, end))
             written = end
-            const chunks = await readChunks(source, offset)
+            const chunks = await readChunks(source, offset, { signal: writer.signal() })
             for (const chunk of chunks) {
               // Whole records only: a chunk cut inside a quoted field parses to fewer records.
               expect(parseCsv(decode(chunk.body), Number.POSITIVE_INFINITY)).toHaveLength(chunk.rows)
@@ -357,20 +430,62 @@ describe('File source: follow mode', () => {
     expect(seen).toEqual(['{"n":1}\n', '{"n":2}\n', '{"n":3}\n'])
   })
 
-  it('without follow, reads what exists and warns about an incomplete last record', async () => {
+  it('without follow, reads a last record without its newline once the file stops changing', async () => {
     const dir = await tempDir()
     const logger = recordingLogger()
-    await writeFile(join(dir, 'tail.jsonl'), '{"n":1}\n{"n":')
-    const chunks = await readChunks(fileSource(dir, { path: 'tail.jsonl', format: 'jsonl' }, { logger }))
-    expect(text(chunks)).toBe('{"n":1}\n')
-    expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([
-      {
-        level: 'warn',
-        message:
-          'the last record is incomplete (no final newline, or an open quote): it is read once complete',
-        fields: { file: 'tail.jsonl', from_byte: 8, bytes: 5 },
-      },
+    await writeFile(join(dir, 'tail.jsonl'), '{"n":1}\n{"n":2}')
+    await writeFile(join(dir, 'tail.csv'), 'id,v\n1,a\n2,"b\nc"')
+    const config = { settle_seconds: 0.3 }
+    const jsonl = fileSource(dir, { path: 'tail.jsonl', format: 'jsonl', ...config }, { logger })
+    const started = Date.now()
+    const chunks = await readChunks(jsonl)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200) // it waited for the file to settle
+    expect(chunks.map((c) => [decode(c.body), c.rows])).toEqual([
+      ['{"n":1}\n', 1],
+      ['{"n":2}\n', 1],
     ])
+    const end = lastOffset(chunks) as { files: Record<string, { pos: number }> }
+    expect(end.files['tail.jsonl']?.pos).toBe(15) // the file's end: no newline was read
+    expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([])
+
+    const csv = await readChunks(fileSource(dir, { path: 'tail.csv', format: 'csv', ...config }))
+    expect(text(csv)).toBe('1,a\n2,"b\nc"\n')
+    // The writer adds the newline and more: the newline is a blank line, the record after it new.
+    await appendFile(join(dir, 'tail.jsonl'), '\n{"n":3}\n')
+    expect(text(await readChunks(jsonl, end))).toBe('{"n":3}\n')
+  })
+
+  it('without follow, fails a file that ends inside a quoted field once it stops changing, at its line', async () => {
+    const dir = await tempDir()
+    // A stray quote at the start of a field opens a quoted section that swallows the rest.
+    await writeFile(join(dir, 'open.csv'), 'id,v\n1,a\n2,"b\n3,c\n4,d\n')
+    const source = fileSource(dir, { path: 'open.csv', format: 'csv', settle_seconds: 0 })
+    const seen: string[] = []
+    const reading = (async () => {
+      for await (const chunk of source.read(undefined, {
+        signal: new AbortController().signal,
+        follow: false,
+      }))
+        seen.push(decode(chunk.body))
+    })()
+    await expect(reading).rejects.toThrow(
+      'open.csv: line 3 (byte 9): the file ends inside a quoted field opened in this record: close the quote',
+    )
+    // The file is smaller than a sample: discovery, reading it to its end, meets the quote first.
+    expect(seen).toEqual([])
+  })
+
+  it('in follow mode, takes a last record without its newline once the file is idle', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'live.csv'), 'id,v\n1,a\n2,b')
+    const source = fileSource(dir, { path: 'live.csv', format: 'csv', settle_seconds: 0.2 })
+    const controller = new AbortController()
+    const seen: string[] = []
+    for await (const chunk of source.read(undefined, { signal: controller.signal, follow: true })) {
+      seen.push(decode(chunk.body))
+      if (seen.length === 2) controller.abort()
+    }
+    expect(seen).toEqual(['1,a\n', '2,b\n'])
   })
 })
 
@@ -403,6 +518,22 @@ describe('File source: JSON lines', () => {
     expect(text(chunks)).toBe(`${lines[0]}\n${lines[2]}\n`)
   })
 
+  it('samples a settled last record with the rest of the file: nested beside a scalar stays json', async () => {
+    // As a string column, DuckDB would print the nested values anew (`2e+286` as `2e286`).
+    const dir = await tempDir()
+    await writeFile(join(dir, 'mixed.jsonl'), '{"j":{"a":2e+286}}\n{"j":[1]}\n{"j":true}')
+    const source = fileSource(dir, { path: 'mixed.jsonl', format: 'jsonl', settle_seconds: 0 })
+    expect(await source.discover()).toEqual([{ namespace: 'mixed', fields: [{ name: 'j', type: 'json' }] }])
+  })
+
+  it('passes CRLF line ends on as LF, so files of either kind can share a batch', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'e-1.jsonl'), '{"s":"a\\r\\nb"}\r\n{"s":"c"}  \r\n')
+    await writeFile(join(dir, 'e-2.jsonl'), '{"s":"d"}\n')
+    const chunks = await readChunks(fileSource(dir, { path: 'e-*.jsonl', format: 'jsonl', namespace: 'e' }))
+    expect(text(chunks)).toBe('{"s":"a\\r\\nb"}\n{"s":"c"}  \n{"s":"d"}\n')
+  })
+
   it('adds a key first seen after the sample to the schema, so no sink drops it', async () => {
     const dir = await tempDir()
     // 6,000 records of ~60 bytes: the 256 KiB sample ends near record 4,400, all in one 1 MiB block.
@@ -427,7 +558,7 @@ describe('File source: JSON lines', () => {
     expect(rows(chunks)).toBe(6000)
   })
 
-  it('names file, line and byte of a line that is not a JSON object, after passing on the lines before it', async () => {
+  it('sets aside a line that is not a JSON object, naming file, line and byte, and passes on the lines around it', async () => {
     const dir = await tempDir()
     await writeFile(join(dir, 'bad.jsonl'), '{"a":1}\n{"a":2}\n[3]\n{"a":4}\n')
     const source = fileSource(dir, {
@@ -435,45 +566,45 @@ describe('File source: JSON lines', () => {
       format: 'jsonl',
       schema: [{ name: 'a', type: 'int' }],
     })
-    const seen: string[] = []
-    const error = await failure(
-      (async () => {
-        for await (const chunk of source.read(undefined, {
-          signal: new AbortController().signal,
-          follow: false,
-        }))
-          seen.push(decode(chunk.body))
-      })(),
-    )
-    expect(seen).toEqual(['{"a":1}\n{"a":2}\n'])
-    expect(error.code).toBe(FILE_BAD_RECORD)
-    expect(error.message).toBe(
-      'bad.jsonl: line 3 (byte 16): the line is not a JSON object: fix or remove the record, then sync again',
-    )
+    const chunks = await readChunks(source)
+    expect(chunks.map((c) => [decode(c.body), c.rows])).toEqual([['{"a":1}\n{"a":2}\n{"a":4}\n', 3]])
+    expect(refused(chunks)).toEqual([
+      {
+        namespace: 'bad',
+        record: '[3]',
+        error: 'bad.jsonl line 3 (byte 16): the line is not a JSON object',
+        failureCode: FILE_BAD_RECORD,
+        sourceUri: 'bad.jsonl',
+        offsetKey: 'line',
+        offsetPos: 3,
+      },
+    ])
   })
 
-  it('reports invalid JSON found while sampling, with its place', async () => {
+  it('infers the schema without invalid JSON found while sampling, and sets it aside with its place', async () => {
     const dir = await tempDir()
-    await writeFile(join(dir, 'broken.jsonl'), '{"a":1}\n{"a": }\n')
-    const error = await failure(fileSource(dir, { path: 'broken.jsonl', format: 'jsonl' }).discover())
-    expect(error.code).toBe(FILE_BAD_RECORD)
-    expect(error.message).toMatch(
-      /^broken\.jsonl: line 2 \(byte 8\): the line is not valid JSON \(.+\): fix or remove/,
-    )
+    await writeFile(join(dir, 'broken.jsonl'), '{"a":1}\n{"a": "x", }\n{"a":3}\n')
+    const source = fileSource(dir, { path: 'broken.jsonl', format: 'jsonl' })
+    expect(await source.discover()).toEqual([{ namespace: 'broken', fields: [{ name: 'a', type: 'int' }] }])
+    const chunks = await readChunks(source)
+    expect(text(chunks)).toBe('{"a":1}\n{"a":3}\n')
+    const [line] = refused(chunks)
+    expect([line?.record, line?.offsetPos, line?.failureCode]).toEqual(['{"a": "x", }', 2, FILE_BAD_RECORD])
+    expect(line?.error).toMatch(/^broken\.jsonl line 2 \(byte 8\): the line is not valid JSON \(.+\)$/)
   })
 })
 
 describe('File source: bad input', () => {
-  it('names file, line and byte of a record with the wrong number of fields', async () => {
+  it('sets aside a record with the wrong number of fields, naming file, line and byte', async () => {
     const dir = await tempDir()
-    await writeFile(join(dir, 'rows.csv'), 'a,b\n1,2\n"x\ny",3\n4,5,6\n')
+    await writeFile(join(dir, 'rows.csv'), 'a,b\n1,2\n"x\ny",3\n4,5,6\n7,8\n')
     const source = fileSource(dir, { path: 'rows.csv', format: 'csv' })
-    const error = await failure(readChunks(source))
-    expect(error.code).toBe(FILE_BAD_RECORD)
-    expect(error.message).toBe(
-      'rows.csv: line 5 (byte 16): 3 fields where the file has 2 columns: fix or remove the record, then sync again',
-    )
-    expect(error.message).not.toContain('\n')
+    const chunks = await readChunks(source)
+    expect(text(chunks)).toBe('1,2\n"x\ny",3\n7,8\n')
+    expect(rows(chunks)).toBe(3)
+    const [record] = refused(chunks)
+    expect([record?.record, record?.offsetPos]).toEqual(['4,5,6', 5])
+    expect(record?.error).toBe('rows.csv line 5 (byte 16): 3 fields where the file has 2 columns')
   })
 
   it('rejects a header with an empty or repeated name', async () => {

@@ -109,18 +109,29 @@ function fieldType(baseType: string, category: string, typmod: number): FieldTyp
 }
 
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`
+/** to_char prints a BC year as its plain number: the contract marks it after the date instead. */
+const BC_UTC = `'YYYY-MM-DD" (BC) "HH24:MI:SS.US"Z"'`
+const BC_DATE = `'YYYY-MM-DD" (BC)"'`
 
 /** The SELECT expression that renders a column as the record format wants it. */
 export function outputExpression(column: Column): string {
   const ref = pg.escapeIdentifier(column.name)
   switch (column.baseType) {
     case 'timestamptz':
-      return `to_char(${ref} AT TIME ZONE 'UTC', ${ISO_UTC})`
+      return timestampText(`(${ref} AT TIME ZONE 'UTC')`)
     case 'timestamp':
-      return `to_char(${ref}, ${ISO_UTC})`
+      return timestampText(ref)
+    case 'date':
+      return `CASE WHEN ${ref} < '0001-01-01' AND isfinite(${ref}) THEN to_char(${ref}, ${BC_DATE}) ELSE ${ref}::text END`
     case 'bool':
       return `${ref}::text`
     default:
       return ref
   }
+}
+
+/** to_char gives NULL for ±infinity, which PostgreSQL's own text form spells as the contract does. */
+function timestampText(utc: string): string {
+  return `CASE WHEN NOT isfinite(${utc}) THEN ${utc}::text
+    WHEN ${utc} < '0001-01-01' THEN to_char(${utc}, ${BC_UTC}) ELSE to_char(${utc}, ${ISO_UTC}) END`
 }

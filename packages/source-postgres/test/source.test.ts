@@ -131,6 +131,21 @@ bye', '{"a": [1, 2]}', 12.5),
       ['2', null, null, null, 'false', '', null, null],
     ])
   })
+  it('renders infinity, BC years and years past 9999 in the contract text', async () => {
+    await db.sql('CREATE TABLE t (id int PRIMARY KEY, at timestamptz, local timestamp, day date)')
+    await db.sql(`INSERT INTO t VALUES
+      (1, 'infinity', '-infinity', 'infinity'),
+      (2, '0044-03-15 12:00:00.5+02 BC', '0001-12-31 23:59:59.999999 BC', '0044-03-15 BC'),
+      (3, '12345-06-07 08:09:10+00', '12345-06-07 08:09:10', '12345-06-07')`)
+    const source = open(inSchema(['t']))
+    const [chunk] = await readAll(source)
+    await source.close()
+    expect(parseCsv(chunk?.body ?? new Uint8Array())).toEqual([
+      ['1', 'infinity', '-infinity', 'infinity'],
+      ['2', '0044-03-15 (BC) 10:00:00.500000Z', '0001-12-31 (BC) 23:59:59.999999Z', '0044-03-15 (BC)'],
+      ['3', '12345-06-07T08:09:10.000000Z', '12345-06-07T08:09:10.000000Z', '12345-06-07'],
+    ])
+  })
 })
 
 describe('incremental read', () => {

@@ -1,5 +1,5 @@
 /**
- * The bikehire dataset (DESIGN.md, "The sample dataset"): one namespace, `rentals`. Row `i` is a
+ * The bikehire dataset (this package's README, "The dataset"): one namespace, `rentals`. Row `i` is a
  * pure function of (seed, i): `drawRental` computes its values, and the encoders write them as
  * CSV or JSON-lines bytes.
  */

@@ -16,6 +16,8 @@ export { sampleConfig } from './config.js'
 export { SAMPLE_OFFSET_INVALID, SampleOffsetError } from './errors.js'
 export type { BikehireFileOptions } from './file.js'
 export { writeBikehireFile } from './file.js'
+/** The counter-based hash the rows are drawn from, for tools that derive more data per row. */
+export { mix32 } from './random.js'
 export type { SampleOffset } from './source.js'
 export { SampleSource } from './source.js'
 

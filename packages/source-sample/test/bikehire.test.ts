@@ -6,7 +6,7 @@ const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
 const lines = (bytes: Uint8Array) => decode(bytes).split('\n').slice(0, -1)
 
 describe('bikehire schema', () => {
-  it('is the dataset DESIGN.md specifies', () => {
+  it('is the dataset the README specifies', () => {
     expect(bikehireSchema.namespace).toBe('rentals')
     expect(bikehireSchema.primaryKey).toEqual(['rental_id'])
     expect(bikehireSchema.fields.map((f) => `${f.name}:${f.type}`)).toEqual([

@@ -26,6 +26,8 @@ export interface NamespaceCounts {
   readonly committedBytes: number
   readonly landedRows: number
   readonly landedBytes: number
+  /** Rows set aside as deadletters (landed in a deadletter sink, or dropped without one). */
+  readonly deadletterRows: number
 }
 
 /** What a batch part contributes: its rows and body size. */
@@ -34,6 +36,8 @@ export interface CountedPart {
   readonly rows: number
   /** One buffer, or the chunks it was committed from. */
   readonly body: Uint8Array | readonly Uint8Array[]
+  /** Landed only: rows of this namespace set aside as deadletters. */
+  readonly deadletters?: number
 }
 
 type Kind = 'committed' | 'landed'
@@ -49,7 +53,13 @@ interface CountersRecord {
   readonly namespaces: Record<string, NamespaceCounts>
 }
 
-const ZERO: NamespaceCounts = { committedRows: 0, committedBytes: 0, landedRows: 0, landedBytes: 0 }
+const ZERO: NamespaceCounts = {
+  committedRows: 0,
+  committedBytes: 0,
+  landedRows: 0,
+  landedBytes: 0,
+  deadletterRows: 0,
+}
 const MAX_ATTEMPTS = 100
 
 export class PipelineCounters {
@@ -71,7 +81,9 @@ export class PipelineCounters {
   /** Counts per namespace; a namespace never counted is absent. */
   async read(): Promise<ReadonlyMap<string, NamespaceCounts>> {
     const record = (await this.backend.get(this.key))?.value as CountersRecord | undefined
-    return new Map(Object.entries(record?.namespaces ?? {}))
+    return new Map(
+      Object.entries(record?.namespaces ?? {}).map(([ns, counts]) => [ns, { ...ZERO, ...counts }]),
+    )
   }
 
   /** RESET PIPELINE: counting starts again. */
@@ -107,7 +119,8 @@ function added(
 ): Record<string, NamespaceCounts> {
   const out = { ...namespaces }
   for (const part of parts) {
-    const counts = out[part.namespace] ?? ZERO
+    // Records written before a field existed lack it.
+    const counts = { ...ZERO, ...out[part.namespace] }
     out[part.namespace] =
       kind === 'committed'
         ? {
@@ -119,6 +132,7 @@ function added(
             ...counts,
             landedRows: counts.landedRows + part.rows,
             landedBytes: counts.landedBytes + byteLength(part.body),
+            deadletterRows: counts.deadletterRows + (part.deadletters ?? 0),
           }
   }
   return out

@@ -20,6 +20,7 @@ export {
   WriteConflictError,
 } from './errors.js'
 export type { JsonValue } from './json.js'
+export type { FailedBatch, LandingFailure, LandingFailures } from './landing-failures.js'
 export {
   type AcquireLeaseOptions,
   DEFAULT_TTL_MS,

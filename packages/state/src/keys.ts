@@ -9,6 +9,7 @@ import { InvalidStateNameError } from './errors.js'
  *   <ws>/pipelines/<pipeline>/enabled
  *   <ws>/pipelines/<pipeline>/last-run
  *   <ws>/pipelines/<pipeline>/counters               rows and bytes committed and landed per namespace
+ *   <ws>/pipelines/<pipeline>/landing-failures       failed landing attempts of pending batches
  *   <ws>/pipelines/<pipeline>/schema/<ns>/<version>  one immutable key per schema version
  */
 
@@ -37,6 +38,7 @@ export class PipelineKeys {
   readonly lastRun: string
   readonly schemas: string
   readonly counters: string
+  readonly landingFailures: string
 
   constructor(workspace: string, pipeline: string) {
     const name = segment('pipeline', pipeline)
@@ -47,6 +49,7 @@ export class PipelineKeys {
     this.lastRun = `${this.prefix}last-run`
     this.schemas = `${this.prefix}schema/`
     this.counters = `${this.prefix}counters`
+    this.landingFailures = `${this.prefix}landing-failures`
   }
 
   schemaVersions(namespace: string): string {

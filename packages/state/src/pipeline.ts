@@ -2,6 +2,7 @@ import type { StateBackend } from './backend.js'
 import { PipelineCounters } from './counters.js'
 import type { JsonValue } from './json.js'
 import { PipelineKeys } from './keys.js'
+import { LandingFailures } from './landing-failures.js'
 import {
   type AcquireLeaseOptions,
   acquireLease,
@@ -30,6 +31,8 @@ export class PipelineState {
   private readonly leases: Set<Lease>
   /** Rows and bytes committed and landed per namespace (`SHOW STATS`). */
   readonly counters: PipelineCounters
+  /** Failed landing attempts of pending batches (`SHOW PIPELINE`). */
+  readonly landingFailures: LandingFailures
 
   constructor(backend: StateBackend, workspace: string, name: string, leases: Set<Lease>) {
     this.backend = backend
@@ -38,6 +41,7 @@ export class PipelineState {
     this.keys = new PipelineKeys(workspace, name)
     this.leases = leases
     this.counters = new PipelineCounters(backend, this.keys.counters)
+    this.landingFailures = new LandingFailures(backend, this.keys.landingFailures)
   }
 
   /** The source position to resume from, or undefined to start from the beginning. */
@@ -123,6 +127,7 @@ export class PipelineState {
     // Keeps the stored fence, so a writer fenced out before the reset stays fenced out.
     await updateResumeOffset(this.backend, this.keys.resume, this.name, () => undefined, undefined)
     await this.counters.clear()
+    await this.landingFailures.clear()
   }
 
   /**

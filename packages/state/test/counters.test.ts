@@ -34,7 +34,11 @@ describe('PipelineCounters', () => {
     const counters = store.pipeline('p').counters
     await counters.recordCommitted(id(1), [part('a', 2, 20), part('b', 1, 5)])
     await counters.recordCommitted(id(2), [chunked('a', 3, 30)])
-    await counters.recordLanded(id(1), [part('a', 2, 20), part('b', 1, 5)])
+    await counters.recordLanded(id(1), [
+      part('a', 2, 20),
+      part('b', 1, 5),
+      { ...part('a', 0, 0), deadletters: 3 },
+    ])
     // A restart lands batch 1 again and re-reports commit 2: no change.
     const again = store.pipeline('p').counters
     await again.recordLanded(id(1), [part('a', 2, 20), part('b', 1, 5)])
@@ -42,8 +46,8 @@ describe('PipelineCounters', () => {
     // After a reset of the WAL, seqs start over in a new epoch.
     await again.recordCommitted(id(1, '00000000000000bb'), [part('a', 1, 7)])
     expect(Object.fromEntries(await counters.read())).toEqual({
-      a: { committedRows: 6, committedBytes: 57, landedRows: 2, landedBytes: 20 },
-      b: { committedRows: 1, committedBytes: 5, landedRows: 1, landedBytes: 5 },
+      a: { committedRows: 6, committedBytes: 57, landedRows: 2, landedBytes: 20, deadletterRows: 3 },
+      b: { committedRows: 1, committedBytes: 5, landedRows: 1, landedBytes: 5, deadletterRows: 0 },
     })
   })
 

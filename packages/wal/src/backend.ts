@@ -5,7 +5,7 @@
  * A backend is an append-only log of frames numbered by FSN (1, 2, 3, … never reused while the log exists)
  * with a cumulative ack watermark, plus one small metadata record replaced atomically.
  */
-import type { Payload } from '@skippr/sf/slot'
+import type { Payload, SlotLogger } from '@skippr/sf/slot'
 import { openDiskBackend } from './disk.js'
 import { WalStorageUnavailableError } from './errors.js'
 import type { WalStorage } from './settings.js'
@@ -33,7 +33,8 @@ export interface WalBackend {
   readonly ackedFsn: bigint
   /**
    * Appends one frame (one buffer, or pieces back to back); its FSN once it is durable. The payload must
-   * not change until the promise settles.
+   * not change until the promise settles. At maxTotalBytes it fails at once with SF_BACKPRESSURE (landed
+   * batches free room); out of space on the device, with WAL_DISK_FULL.
    */
   append(payload: Payload): Promise<bigint>
   /**
@@ -41,6 +42,11 @@ export interface WalBackend {
    * reached it, in order, read from storage with bounded memory. A yielded payload stays valid.
    */
   read(fromFsn: bigint): AsyncIterable<WalFrame>
+  /**
+   * Throws WAL_DISK_FULL when storing `bytes` more would leave too little room for landing the batches
+   * committed so far.
+   */
+  ensureRoom(bytes: number): Promise<void>
   /** Moves the watermark to `fsn` (cumulative); storage fully at or below it may go. */
   ack(fsn: bigint): Promise<void>
   /** Closes the file being written even if it is not full, so it can go once landed. */
@@ -57,6 +63,13 @@ export interface BackendOptions {
   readonly pipeline: string
   readonly dataDir: string
   readonly bytesPerFile: number
+  /** Cap on the log's storage (WAL_MAX_TOTAL_BYTES). */
+  readonly maxTotalBytes: number
+  /** Room a commit leaves free on the device for landing: bytes, plus batches of its own size (room.ts). */
+  readonly keepFreeBytes: number
+  readonly keepFreeBatches: number
+  /** Where the storage reports recovery findings and background failures. */
+  readonly logger: SlotLogger | undefined
 }
 
 export async function openBackend(storage: WalStorage, options: BackendOptions): Promise<WalBackend> {

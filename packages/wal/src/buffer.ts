@@ -59,18 +59,21 @@ export class BatchBuffer {
   }
 
   /**
-   * Adds a chunk. At the byte threshold it starts committing the batch and resolves once the commit
-   * before that one is done (flush() waits for all of them).
+   * Adds a chunk, or chunks that reached one source position and so must share a batch (a chunk's
+   * rows and the records set aside beside them). At the byte threshold it starts committing the
+   * batch and resolves once the commit before that one is done (flush() waits for all of them).
    */
-  async add(chunk: BufferChunk): Promise<void> {
+  async add(chunks: BufferChunk | readonly BufferChunk[]): Promise<void> {
     this.throwIfUnusable()
-    checkChunk(chunk)
-    const part = this.partFor(chunk)
-    if (chunk.body.length > 0) part.bodies.push(chunk.body)
-    part.rows += chunk.rows
-    this.offset = chunk.offset
-    this.bodyBytes += chunk.body.length
-    if (this.chunks++ === 0) this.startTimer()
+    for (const chunk of Array.isArray(chunks) ? chunks : [chunks]) {
+      checkChunk(chunk)
+      const part = this.partFor(chunk)
+      if (chunk.body.length > 0) part.bodies.push(chunk.body)
+      part.rows += chunk.rows
+      this.offset = chunk.offset
+      this.bodyBytes += chunk.body.length
+      if (this.chunks++ === 0) this.startTimer()
+    }
     if (this.bodyBytes >= this.options.thresholdBytes) {
       const previous = this.flushing
       void this.flushQueued()

@@ -1,15 +1,18 @@
 /**
  * The `disk` backend: an `@skippr/sf` slot at `<dataDir>/wal/<pipeline>/` (the pipeline name, encoded, is
  * the slot's sender id) and, beside it, `<pipeline>.wal-meta`: the epoch and the reset flag as JSON,
- * replaced atomically (temp file, fdatasync, rename, directory fsync).
+ * replaced atomically (temp file, fdatasync, rename, directory fsync), and `<pipeline>.wal-reserve`, the
+ * room kept for landing on a full disk (room.ts). A full device is WAL_DISK_FULL, whether the room check
+ * or a write found it; the slot's cap (WAL_MAX_TOTAL_BYTES) is its SF_BACKPRESSURE.
  */
 import { constants } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import path from 'node:path'
 import { openSlot, type Payload, type Slot } from '@skippr/sf/slot'
 import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js'
-import { WalConfigError, WalCorruptError } from './errors.js'
+import { WalConfigError, WalCorruptError, WalDiskFullError } from './errors.js'
 import { isEpoch } from './frame.js'
+import { DiskRoom } from './room.js'
 
 /**
  * The slot's fixed costs inside one segment file: its header, one frame header, and the seal's room at
@@ -18,27 +21,46 @@ import { isEpoch } from './frame.js'
  */
 export const SEGMENT_OVERHEAD_BYTES = 32 + 32 + 8
 const META_SUFFIX = '.wal-meta'
+const RESERVE_SUFFIX = '.wal-reserve'
+
+/** DROP PIPELINE: the reserve a closed WAL keeps beside its files, deleted with the rest. */
+export async function removeDiskReserve(dataDir: string, pipeline: string): Promise<void> {
+  await fsp.rm(path.join(dataDir, 'wal', `${slotName(pipeline)}${RESERVE_SUFFIX}`), { force: true })
+}
 
 export async function openDiskBackend(options: BackendOptions): Promise<WalBackend> {
   const sfDir = path.join(options.dataDir, 'wal')
   const senderId = slotName(options.pipeline)
   await fsp.mkdir(sfDir, { recursive: true })
+  const room = new DiskRoom(sfDir, path.join(sfDir, `${senderId}${RESERVE_SUFFIX}`), {
+    bytes: options.keepFreeBytes,
+    batches: options.keepFreeBatches,
+  })
   const open = () =>
     openSlot({
       sfDir,
       senderId,
       maxSegmentBytes: options.bytesPerFile,
-      // The WAL holds what the destination has not landed yet, however much that is; a full disk fails
-      // the commit and the source position stays behind it.
-      maxTotalBytes: Number.MAX_SAFE_INTEGER,
+      // At the cap a commit waits for landed batches to free room (wal.ts); the source position stays
+      // behind the batch meanwhile.
+      maxTotalBytes: options.maxTotalBytes,
       durability: 'append',
       // A WAL starts empty on every run (a drained WAL leaves no files), so each batch of a run would
       // otherwise first zero-fill a new file of its own size and sync it: as many bytes again to the
       // disk. Sparse files skip that; a full disk then fails the commit in its write (still
       // SF_DISK_FULL) and stops the slot instead of leaving it usable, and the next run recovers it.
       preallocate: 'sparse',
+      ...(options.logger && { logger: options.logger }),
     })
-  return new DiskBackend(sfDir, senderId, options.bytesPerFile, await open(), open)
+  await room.releaseIfLow()
+  const slot = await open()
+  try {
+    await room.replenish()
+  } catch (e) {
+    await slot.close()
+    throw e
+  }
+  return new DiskBackend(options, sfDir, senderId, room, slot, open)
 }
 
 /**
@@ -61,14 +83,15 @@ class DiskBackend implements WalBackend {
   readonly maxFrameBytes: number
 
   constructor(
+    private readonly options: BackendOptions,
     private readonly sfDir: string,
     private readonly senderId: string,
-    bytesPerFile: number,
+    private readonly room: DiskRoom,
     private slot: Slot,
     private readonly reopen: () => Promise<Slot>,
   ) {
     this.location = path.join(sfDir, senderId)
-    this.maxFrameBytes = bytesPerFile - SEGMENT_OVERHEAD_BYTES
+    this.maxFrameBytes = options.bytesPerFile - SEGMENT_OVERHEAD_BYTES
   }
 
   get publishedFsn(): bigint {
@@ -79,8 +102,23 @@ class DiskBackend implements WalBackend {
     return this.slot.ackedFsn
   }
 
-  append(payload: Payload): Promise<bigint> {
-    return this.slot.append(payload)
+  async append(payload: Payload): Promise<bigint> {
+    try {
+      return await this.slot.append(payload)
+    } catch (e) {
+      if (!isDiskFull(e)) throw e
+      // Out of space for real: landing gets the reserve.
+      await this.room.release().catch(() => {})
+      throw this.diskFullError(`no space left while writing the WAL in ${this.location}`, e)
+    }
+  }
+
+  async ensureRoom(bytes: number): Promise<void> {
+    const shortage = await this.room.shortage(bytes)
+    if (shortage === undefined) return
+    // Reading stops, landing follows: it gets the reserve too, which close() makes again if room allows.
+    await this.room.release().catch(() => {})
+    throw this.diskFullError(shortage)
   }
 
   read(fromFsn: bigint): AsyncIterable<WalFrame> {
@@ -132,13 +170,29 @@ class DiskBackend implements WalBackend {
     this.slot = await this.reopen()
   }
 
-  close(): Promise<void> {
-    return this.slot.close()
+  async close(): Promise<void> {
+    await this.slot.close()
+    // Landing freed room after a full disk: have the reserve again for the next one.
+    await this.room.replenish().catch(() => {})
   }
 
   private metaFile(): string {
     return metaPath(this.sfDir, this.senderId)
   }
+
+  private diskFullError(detail: string, cause?: unknown): WalDiskFullError {
+    return new WalDiskFullError(this.options.pipeline, this.options.dataDir, detail, { cause })
+  }
+}
+
+/**
+ * SF_DISK_FULL, also as the cause of the slot stopping: with sparse files a full disk fails a write,
+ * and the slot then refuses every append with SF_SLOT_CLOSED.
+ */
+function isDiskFull(e: unknown): boolean {
+  for (let error = e; error instanceof Error; error = error.cause)
+    if ((error as { code?: unknown }).code === 'SF_DISK_FULL') return true
+  return false
 }
 
 /** The metadata record of the slot `senderId` under `sfDir`. */

@@ -80,3 +80,47 @@ export class WalClosedError extends WalError {
     super('WAL_CLOSED', `the WAL of pipeline '${pipeline}' is closed; open it again with openWal()`)
   }
 }
+
+/**
+ * The device holding the WAL is full, or a batch would leave less free than the WAL keeps for landing:
+ * the batch is not committed (its rows are read again by the next run). `withOutcome` adds what became
+ * of the batches committed before it, for the run's last line.
+ */
+export class WalDiskFullError extends WalError {
+  readonly pipeline: string
+  readonly dataDir: string
+  readonly detail: string
+  constructor(
+    pipeline: string,
+    dataDir: string,
+    detail: string,
+    options?: { cause?: unknown; outcome?: string },
+  ) {
+    const outcome = options?.outcome === undefined ? '' : ` — ${options.outcome}`
+    super(
+      'WAL_DISK_FULL',
+      `pipeline '${pipeline}': the disk holding ${dataDir} is full: ${detail}; reading stopped at the last ` +
+        'committed batch. ' +
+        `Free space (or set WAL_MAX_TOTAL_BYTES below the free space, so reading waits instead) and run ` +
+        `sync again${outcome}`,
+      options,
+    )
+    this.pipeline = pipeline
+    this.dataDir = dataDir
+    this.detail = detail
+  }
+
+  withOutcome(outcome: string): WalDiskFullError {
+    return new WalDiskFullError(this.pipeline, this.dataDir, this.detail, { cause: this.cause, outcome })
+  }
+}
+
+/**
+ * A commit found the WAL at WAL_MAX_TOTAL_BYTES where waiting cannot help: nothing lands its batches
+ * (a pipeline without a destination), or the batch alone does not fit.
+ */
+export class WalFullError extends WalError {
+  constructor(problem: string, fix: string) {
+    super('WAL_FULL', `${problem}: ${fix}`)
+  }
+}

@@ -1,14 +1,16 @@
 export type { WalBackend, WalFrame, WalMeta } from './backend.js'
 export type { BatchBufferOptions, BufferChunk } from './buffer.js'
 export { BatchBuffer } from './buffer.js'
-export { slotName } from './disk.js'
+export { removeDiskReserve, slotName } from './disk.js'
 export {
   WalBatchInvalidError,
   WalClosedError,
   WalConfigError,
   WalCorruptError,
+  WalDiskFullError,
   WalError,
   WalFormatUnsupportedError,
+  WalFullError,
   WalLandOrderError,
   WalStorageUnavailableError,
 } from './errors.js'
@@ -28,5 +30,5 @@ export type {
   ResumePositions,
   WalBatch,
 } from './types.js'
-export type { WalOptions } from './wal.js'
+export type { CommitOptions, WalLogger, WalOptions } from './wal.js'
 export { openWal, Wal } from './wal.js'

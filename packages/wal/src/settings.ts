@@ -1,7 +1,8 @@
 /**
  * The buffering and WAL settings of one pipeline, resolved YAML → environment → default (a pipeline's
- * `buffer_threshold_*` keys in skippr.yml win over the process-wide variables). `WAL_STORAGE` and the
- * `WAL_*` file settings are environment-only, as the operator docs say.
+ * `buffer_threshold_*` and `wal_max_total_bytes` keys in skippr.yml win over the process-wide
+ * variables). `WAL_STORAGE` and the other `WAL_*` file settings are environment-only, as the operator
+ * docs say.
  */
 import { WalConfigError } from './errors.js'
 
@@ -12,6 +13,8 @@ const MiB = 1024 * 1024
 export const DEFAULT_BUFFER_THRESHOLD_BYTES = 10_485_760
 export const DEFAULT_BUFFER_THRESHOLD_SECONDS = 60
 export const DEFAULT_MAX_DELAY_SECONDS = 60
+/** WAL_MAX_TOTAL_BYTES: the WAL files of a pipeline stop growing here and its source waits. */
+export const DEFAULT_MAX_TOTAL_BYTES = 10 * 1024 * MiB
 /**
  * The default WAL file size is the byte threshold plus this share of it, clamped to the range below. A
  * batch is flushed once it reaches the threshold, so it runs over by up to one source chunk: with room
@@ -34,6 +37,8 @@ export interface WalSettings {
   readonly bufferThresholdSeconds: number
   readonly bytesPerFile: number
   readonly maxDelaySeconds: number
+  /** WAL_MAX_TOTAL_BYTES: the cap on the pipeline's WAL files (at least two of them). */
+  readonly maxTotalBytes: number
 }
 
 export interface WalSettingsInput {
@@ -41,6 +46,7 @@ export interface WalSettingsInput {
   readonly yaml?: {
     readonly buffer_threshold_bytes?: unknown
     readonly buffer_threshold_seconds?: unknown
+    readonly wal_max_total_bytes?: unknown
   }
   /** Defaults to process.env. An empty variable counts as unset. */
   readonly env?: Env
@@ -73,6 +79,14 @@ export function resolveWalSettings(input: WalSettingsInput = {}): WalSettings {
     ),
     bytesPerFile,
     maxDelaySeconds: seconds(fromEnv(env, 'WAL_MAX_DELAY_SECONDS'), DEFAULT_MAX_DELAY_SECONDS),
+    // The slot needs room for the file being written and the next one.
+    maxTotalBytes: wholeBytes(
+      pick(yaml.wal_max_total_bytes, 'wal_max_total_bytes', env, 'WAL_MAX_TOTAL_BYTES'),
+      DEFAULT_MAX_TOTAL_BYTES,
+      2 * bytesPerFile,
+      Number.MAX_SAFE_INTEGER,
+      ' (at least two WAL files of WAL_BYTES_PER_FILE)',
+    ),
   }
 }
 
@@ -100,13 +114,13 @@ function fromEnv(env: Env, variable: string): Raw | undefined {
   return value === undefined || value === '' ? undefined : { setting: variable, value }
 }
 
-function wholeBytes(raw: Raw | undefined, fallback: number, min: number, max: number): number {
+function wholeBytes(raw: Raw | undefined, fallback: number, min: number, max: number, why = ''): number {
   if (raw === undefined) return fallback
   const n = toNumber(raw.value)
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new WalConfigError(
       raw.setting,
-      `${raw.setting} must be a whole number of bytes from ${min} to ${max}, got '${String(raw.value)}'`,
+      `${raw.setting} must be a whole number of bytes from ${min}${why} to ${max}, got '${String(raw.value)}'`,
     )
   }
   return n

@@ -7,13 +7,28 @@
  * Resume offset invariant: the last committed batch's offset while the log holds a batch after the
  * watermark; otherwise `positions`, which markLanded() writes before it acks (and so before anything can
  * be trimmed). So the position never falls behind a landed batch, and never passes a committed one.
+ *
+ * Space: at `maxTotalBytes` (WAL_MAX_TOTAL_BYTES) a commit waits until markLanded() frees room, so the
+ * source waits with it; where nothing would free room it fails with WAL_FULL instead. A device too full
+ * to leave landing its room fails the commit with WAL_DISK_FULL before anything is written (room.ts).
+ * Either way a commit that fails leaves the position behind its batch.
  */
+import type { SlotLogger } from '@skippr/sf/slot'
 import { BatchAssembler } from './assemble.js'
 import { openBackend, type WalBackend, type WalMeta } from './backend.js'
-import { WalClosedError, WalCorruptError, WalLandOrderError } from './errors.js'
+import { WalClosedError, WalCorruptError, WalFullError, WalLandOrderError } from './errors.js'
 import { decodeFrame, encodeBatchFrames, mintEpoch } from './frame.js'
-import { DEFAULT_MAX_DELAY_SECONDS, parseStorage, resolveWalSettings } from './settings.js'
+import { DEFAULT_KEEP_FREE_BYTES, formatBytes } from './room.js'
+import {
+  DEFAULT_MAX_DELAY_SECONDS,
+  DEFAULT_MAX_TOTAL_BYTES,
+  parseStorage,
+  resolveWalSettings,
+} from './settings.js'
 import type { BatchIdentity, BatchInput, Offset, ResumePositions, WalBatch } from './types.js'
+
+/** Where the WAL's storage reports recovery findings and background failures (default: stderr). */
+export type WalLogger = SlotLogger
 
 export interface WalOptions {
   readonly pipeline: string
@@ -25,6 +40,22 @@ export interface WalOptions {
   readonly bytesPerFile?: number
   /** Seal a WAL file this long after its first write even if it is not full (WAL_MAX_DELAY_SECONDS). */
   readonly maxDelaySeconds?: number
+  /** Cap on the WAL files (WAL_MAX_TOTAL_BYTES, default 10 GiB, at least two WAL files). */
+  readonly maxTotalBytes?: number
+  /**
+   * At the cap: `wait` (default) until markLanded() frees room; `fail` at once with WAL_FULL, for a
+   * pipeline whose batches nothing lands.
+   */
+  readonly whenFull?: 'wait' | 'fail'
+  /**
+   * Room a commit leaves free on the device for landing: `keepFreeBytes` (default 1 MiB: the state store,
+   * the WAL's own records, logs) plus `keepFreeBatches` batches of the commit's size (default 0: for a
+   * destination that writes load files of the batches it lands). A commit that would leave less fails
+   * with WAL_DISK_FULL.
+   */
+  readonly keepFreeBytes?: number
+  readonly keepFreeBatches?: number
+  readonly logger?: WalLogger
   /** Where the resume position survives once every batch carrying it is gone. */
   readonly positions: ResumePositions
   /**
@@ -38,6 +69,13 @@ export interface WalOptions {
 /** Unlanded batches markLanded() can find without reading the log: a run from the watermark on. */
 const KNOWN_BATCHES_MAX = 1024
 
+export interface CommitOptions {
+  /** Ends a wait at the cap: the commit rejects with the signal's reason and stores nothing more. */
+  readonly signal?: AbortSignal
+  /** Called each time the commit starts waiting at the cap for landed batches to free room. */
+  readonly onFull?: () => void
+}
+
 interface BatchMark {
   readonly epoch: string
   readonly seq: bigint
@@ -47,7 +85,15 @@ interface BatchMark {
 export async function openWal(options: WalOptions): Promise<Wal> {
   const storage = parseStorage(options.storage)
   const bytesPerFile = options.bytesPerFile ?? resolveWalSettings({ env: {} }).bytesPerFile
-  const backend = await openBackend(storage, { ...options, bytesPerFile })
+  const backend = await openBackend(storage, {
+    pipeline: options.pipeline,
+    dataDir: options.dataDir,
+    bytesPerFile,
+    maxTotalBytes: options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES,
+    keepFreeBytes: options.keepFreeBytes ?? DEFAULT_KEEP_FREE_BYTES,
+    keepFreeBatches: options.keepFreeBatches ?? 0,
+    logger: options.logger,
+  })
   try {
     const wal = new Wal(options, backend)
     await wal.recover()
@@ -62,6 +108,12 @@ export class Wal {
   readonly pipeline: string
   private epochValue = ''
   private lastCommitted: Offset | undefined
+  /** Seq of the last committed batch, and of the last one landed (its ack durable, its files trimmed). */
+  private lastCommittedSeq = 0n
+  private landedSeq = 0n
+  private landedCount = 0
+  /** Commits waiting at the cap for a landing. */
+  private readonly roomWaiters = new Set<() => void>()
   /** Consecutive unlanded batches, the first one right after the watermark. */
   private known: BatchMark[] = []
   /** Committed, unlanded batches held for pending(), keyed by the FSN of their first frame. */
@@ -73,6 +125,8 @@ export class Wal {
   private closed = false
   private readonly positions: ResumePositions
   private readonly maxDelayMs: number
+  private readonly maxTotalBytes: number
+  private readonly whenFull: 'wait' | 'fail'
 
   /** @internal use openWal() */
   constructor(
@@ -83,6 +137,8 @@ export class Wal {
     this.positions = options.positions
     this.maxDelayMs = (options.maxDelaySeconds ?? DEFAULT_MAX_DELAY_SECONDS) * 1000
     this.keepBatches = options.keepBatches ?? 0
+    this.maxTotalBytes = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES
+    this.whenFull = options.whenFull ?? 'wait'
   }
 
   /** The epoch new batches get. */
@@ -90,18 +146,29 @@ export class Wal {
     return this.epochValue
   }
 
-  /** Stores the batch durably; resolves with its identity once it survives a crash. Commits run in order. */
-  async commit(batch: BatchInput): Promise<BatchIdentity> {
+  /** Batches marked landed since the WAL was opened. */
+  get landedBatches(): number {
+    return this.landedCount
+  }
+
+  /**
+   * Stores the batch durably; resolves with its identity once it survives a crash. Commits run in order.
+   * At the cap it waits for markLanded() to free room (see CommitOptions).
+   */
+  async commit(batch: BatchInput, options: CommitOptions = {}): Promise<BatchIdentity> {
     this.throwIfClosed()
     return this.serial('commits', async () => {
+      const bytes = batch.parts.reduce((sum, part) => sum + bodyBytes(part.body), 0)
+      await this.backend.ensureRoom(bytes)
       let seq = 0n
       let firstFsn: bigint | undefined
       const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes)
       for (const frame of frames) {
-        seq = await this.backend.append(frame)
+        seq = await this.appendWhenRoom(frame, { bytes, firstFsn }, options)
         firstFsn ??= seq
       }
       this.lastCommitted = batch.offset
+      this.lastCommittedSeq = seq
       this.armSealTimer()
       const id = { pipeline: this.pipeline, epoch: this.epochValue, seq }
       if (firstFsn !== undefined && this.kept.size < this.keepBatches)
@@ -159,6 +226,9 @@ export class Wal {
       await this.backend.ack(head.seq)
       if (this.known[0] === head) this.known.shift()
       for (const [firstFsn, batch] of this.kept) if (batch.id.seq <= head.seq) this.kept.delete(firstFsn)
+      this.landedSeq = head.seq
+      this.landedCount++
+      this.wakeRoomWaiters()
     })
   }
 
@@ -183,6 +253,8 @@ export class Wal {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.sealTimer)
+    // A commit waiting at the cap sees the WAL closed and gives up.
+    this.wakeRoomWaiters()
     await Promise.allSettled([this.commits, this.landings])
     this.kept.clear()
     await this.backend.close()
@@ -201,6 +273,8 @@ export class Wal {
       await this.backend.ack(this.backend.publishedFsn)
     }
     this.lastCommitted = last === undefined ? await this.positions.load() : last.offset
+    this.landedSeq = this.backend.ackedFsn
+    this.lastCommittedSeq = last?.seq ?? this.landedSeq
   }
 
   private async clearLog(): Promise<void> {
@@ -209,6 +283,7 @@ export class Wal {
     this.known = []
     this.kept.clear()
     this.lastCommitted = undefined
+    this.landedSeq = this.lastCommittedSeq = this.backend.ackedFsn
     await this.newEpoch()
   }
 
@@ -266,6 +341,78 @@ export class Wal {
     }
   }
 
+  /**
+   * Appends one frame of a batch. At the cap it waits for a landing to free room and tries again; where
+   * no landing can (nothing lands, or every committed batch has landed) it fails with WAL_FULL.
+   */
+  private async appendWhenRoom(
+    frame: Uint8Array[],
+    batch: { readonly bytes: number; readonly firstFsn: bigint | undefined },
+    options: CommitOptions,
+  ): Promise<bigint> {
+    for (;;) {
+      const landed = this.landedCount
+      try {
+        return await this.backend.append(frame)
+      } catch (e) {
+        if ((e as { code?: unknown }).code !== 'SF_BACKPRESSURE') throw e
+      }
+      this.throwIfClosed()
+      if (this.landedCount !== landed) continue
+      if (this.whenFull === 'fail') {
+        throw this.fullError(
+          'nothing lands its batches',
+          'give the pipeline a data_sink, raise WAL_MAX_TOTAL_BYTES (or wal_max_total_bytes), or RESET PIPELINE',
+        )
+      }
+      if (this.landedSeq >= this.lastCommittedSeq) {
+        // Every committed batch has landed: only frames of commits cut short can go before this batch.
+        const orphansEnd = (batch.firstFsn ?? this.backend.publishedFsn + 1n) - 1n
+        if (orphansEnd > this.backend.ackedFsn) {
+          await this.backend.ack(orphansEnd)
+          continue
+        }
+        throw this.fullError(
+          `a batch of ${formatBytes(batch.bytes)} does not fit even with every batch landed`,
+          'raise WAL_MAX_TOTAL_BYTES (or wal_max_total_bytes), or lower BUFFER_THRESHOLD_BYTES',
+        )
+      }
+      options.onFull?.()
+      await this.roomFreed(options.signal)
+    }
+  }
+
+  private fullError(why: string, fix: string): WalFullError {
+    return new WalFullError(
+      `the WAL of pipeline '${this.pipeline}' in ${this.backend.location} reached WAL_MAX_TOTAL_BYTES ` +
+        `(${formatBytes(this.maxTotalBytes)}) and ${why}`,
+      fix,
+    )
+  }
+
+  /** Resolves at the next landing (or close); rejects with the signal's reason when it aborts first. */
+  private roomFreed(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason)
+      const landed = (): void => {
+        signal?.removeEventListener('abort', aborted)
+        resolve()
+      }
+      const aborted = (): void => {
+        this.roomWaiters.delete(landed)
+        reject(signal?.reason)
+      }
+      this.roomWaiters.add(landed)
+      signal?.addEventListener('abort', aborted, { once: true })
+    })
+  }
+
+  private wakeRoomWaiters(): void {
+    const waiters = [...this.roomWaiters]
+    this.roomWaiters.clear()
+    for (const wake of waiters) wake()
+  }
+
   private armSealTimer(): void {
     if (this.sealTimer !== undefined) return
     this.sealTimer = setTimeout(() => {
@@ -303,6 +450,13 @@ function keptBatch(id: BatchIdentity, batch: BatchInput): WalBatch {
     body: Buffer.concat(Array.isArray(body) ? body : [body]),
   }))
   return { id, offset: batch.offset, parts }
+}
+
+function bodyBytes(body: Uint8Array | readonly Uint8Array[]): number {
+  if (body instanceof Uint8Array) return body.length
+  let bytes = 0
+  for (const piece of body) bytes += piece.length
+  return bytes
 }
 
 function describe(id: BatchIdentity): string {

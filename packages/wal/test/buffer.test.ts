@@ -51,6 +51,16 @@ describe('BatchBuffer', () => {
     ])
   })
 
+  it('commits chunks added together in one batch, though the threshold falls between them', async () => {
+    const { buffer, committed } = recordingBuffer(4)
+    const setAside = chunk('{"record":"x"}\n', 1, { namespace: '_dl_p', format: 'jsonl', schemaVersion: 0 })
+    await buffer.add([chunk('1,a\n2,b\n', 1), setAside])
+    await buffer.flush()
+    expect(committed.map((b) => [b.offset, b.parts.map((p) => p.namespace)])).toEqual([
+      [1, ['rentals', '_dl_p']],
+    ])
+  })
+
   it('lets the next batch fill while one commits, and holds the source when a second flush is due', async () => {
     const gates: Array<() => void> = []
     const committed: unknown[] = []

@@ -11,6 +11,7 @@ describe('resolveWalSettings', () => {
       bufferThresholdSeconds: 60,
       bytesPerFile: 12.5 * MiB,
       maxDelaySeconds: 60,
+      maxTotalBytes: 10 * 1024 * MiB,
     })
   })
 
@@ -21,6 +22,7 @@ describe('resolveWalSettings', () => {
       BUFFER_THRESHOLD_SECONDS: '2.5',
       WAL_BYTES_PER_FILE: '131072',
       WAL_MAX_DELAY_SECONDS: '5',
+      WAL_MAX_TOTAL_BYTES: '1048576',
     }
     expect(resolveWalSettings({ env })).toEqual({
       storage: 's3',
@@ -28,15 +30,25 @@ describe('resolveWalSettings', () => {
       bufferThresholdSeconds: 2.5,
       bytesPerFile: 131_072,
       maxDelaySeconds: 5,
+      maxTotalBytes: MiB,
     })
   })
 
   it('takes the pipeline YAML over the environment', () => {
-    const env = { BUFFER_THRESHOLD_BYTES: '2000000', BUFFER_THRESHOLD_SECONDS: '30' }
-    const yaml = { buffer_threshold_bytes: 50 * MiB, buffer_threshold_seconds: '5' }
+    const env = {
+      BUFFER_THRESHOLD_BYTES: '2000000',
+      BUFFER_THRESHOLD_SECONDS: '30',
+      WAL_MAX_TOTAL_BYTES: String(1024 * MiB),
+    }
+    const yaml = {
+      buffer_threshold_bytes: 50 * MiB,
+      buffer_threshold_seconds: '5',
+      wal_max_total_bytes: 200 * MiB,
+    }
     expect(resolveWalSettings({ yaml, env })).toMatchObject({
       bufferThresholdBytes: 50 * MiB,
       bufferThresholdSeconds: 5,
+      maxTotalBytes: 200 * MiB,
     })
     expect(resolveWalSettings({ yaml: { buffer_threshold_seconds: 7 }, env })).toMatchObject({
       bufferThresholdBytes: 2_000_000,
@@ -78,6 +90,14 @@ describe('resolveWalSettings', () => {
         'WAL_BYTES_PER_FILE must be a whole number of bytes from 65536',
       ],
       [{ env: { WAL_MAX_DELAY_SECONDS: '0' } }, 'WAL_MAX_DELAY_SECONDS must be a positive number'],
+      [
+        { env: { WAL_BYTES_PER_FILE: '1048576', WAL_MAX_TOTAL_BYTES: '1048576' } },
+        "WAL_MAX_TOTAL_BYTES must be a whole number of bytes from 2097152 (at least two WAL files of WAL_BYTES_PER_FILE) to 9007199254740991, got '1048576'",
+      ],
+      [
+        { env: {}, yaml: { wal_max_total_bytes: '10G' } },
+        'wal_max_total_bytes must be a whole number of bytes from 26214400 (at least two WAL files',
+      ],
       [
         { env: {}, yaml: { buffer_threshold_bytes: 'lots' } },
         "buffer_threshold_bytes must be a whole number of bytes from 1 to 4294967295, got 'lots'",

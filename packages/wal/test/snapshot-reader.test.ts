@@ -172,7 +172,14 @@ describe('openWalSnapshot', () => {
         }
         nonEmpty++
         const first = got[0]!
-        expect(got, state).toEqual(range(first, first + got.length - 1))
+        // In order, and gapless but for batches that landed while it read: a WAL file trimmed and
+        // reused under the reader is stepped over (snapshot-reader.ts, `landedSeq`).
+        const missing = range(first, got.at(-1)!).filter((k) => !got.includes(k))
+        expect(got, state).toEqual([...got].sort((a, b) => a - b))
+        expect(
+          missing.filter((k) => k > after.lb),
+          state,
+        ).toEqual([])
         expect(seen.map(plain), state).toEqual(got.map((k) => plain(makeBatch(k))))
         // Nothing that was not at least being committed; nothing committed before it is missing.
         expect(got.at(-1)!, state).toBeLessThanOrEqual(after.cb)

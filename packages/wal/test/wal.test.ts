@@ -333,7 +333,14 @@ describe('openWal (disk)', () => {
     expect(slotName('my_pipe-2')).toBe('my_pipe-2')
     expect(slotName('vélo')).toBe('v.C3.A9lo')
     expect((await fsp.readdir(path.join(dataDir, 'wal'))).sort()).toEqual(
-      ['.2E.2E', '.2E.2E.wal-meta', 'orders.2Feu', 'orders.2Feu.wal-meta'].sort(),
+      [
+        '.2E.2E',
+        '.2E.2E.wal-meta',
+        '.2E.2E.wal-reserve',
+        'orders.2Feu',
+        'orders.2Feu.wal-meta',
+        'orders.2Feu.wal-reserve',
+      ].sort(),
     )
     expect((await pendingOf(a)).map((x) => x.offset)).toEqual([{ k: 1 }])
     expect((await pendingOf(b)).map((x) => x.offset)).toEqual([{ k: 2 }])

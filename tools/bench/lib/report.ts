@@ -1,5 +1,6 @@
 /** Rates, ratios and the summary table the benchmarks print. */
 import os from 'node:os'
+import type { Measured } from './process.js'
 
 export const rowsPerSecond = (rows: number, ms: number): number => rows / (ms / 1000)
 
@@ -27,4 +28,20 @@ export function table(rows: readonly (readonly string[])[]): string {
       .join('  ')
       .trimEnd()
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n')
+}
+
+export const verdict = (ok: boolean): string => (ok ? 'yes' : 'NO')
+
+/** The median ratio of the rounds, with their range. */
+export function ratioCell(ratios: readonly number[]): string {
+  const range =
+    ratios.length > 1 ? ` (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` : ''
+  return `${median(ratios).toFixed(2)}×${range}`
+}
+
+/** The runs' median CPU time (user + system). */
+export function cpuCell(runs: readonly Pick<Measured, 'cpuMs'>[]): string {
+  const cpu = runs.map((run) => run.cpuMs)
+  if (cpu.some((c) => c === undefined)) return 'CPU ?'
+  return `CPU ${(median(cpu as number[]) / 1000).toFixed(2)} s`
 }

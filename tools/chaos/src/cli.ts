@@ -1,7 +1,7 @@
 /**
- * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres --rows N --min-kills K --max-runs M [options]
- * Prints one line per run, then kills, runs, elapsed and PASS/FAIL. Exit 0 on PASS, 1 on FAIL,
- * 2 on a bad command line.
+ * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres|clickhouse|clickhouse-replicated|amqp --rows N --min-kills K --max-runs M [options]
+ * Prints one line per run, then kills, runs, elapsed (with `--refused`, where the file's rows
+ * landed) and PASS/FAIL. Exit 0 on PASS, 1 on FAIL, 2 on a bad command line.
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
@@ -9,8 +9,11 @@ import { hasCode } from '@skippr/connector-api'
 import { SINKS, type SinkKind } from './destination.js'
 import { CHAOS_USAGE, ChaosUsageError } from './errors.js'
 import { type ChaosOptions, type ChaosReport, type RunRecord, runChaos } from './harness.js'
+import { SOURCE_KINDS } from './refused-rows.js'
+import type { RefusedCounts } from './verify-refused.js'
 
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
+const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672'
 
 function parseOptions(argv: string[]): ChaosOptions {
   const { values } = parseArgs({
@@ -25,9 +28,12 @@ function parseOptions(argv: string[]): ChaosOptions {
       'data-seed': { type: 'string', default: '1' },
       'buffer-bytes': { type: 'string', default: '65536' },
       'batch-rows': { type: 'string', default: '500' },
+      refused: { type: 'string', default: '0' },
+      'chunk-bytes': { type: 'string', default: '49152' },
       'lease-ttl': { type: 'string', default: '1' },
       'run-timeout': { type: 'string', default: '300' },
       'pg-url': { type: 'string', default: process.env.SKIPPR_TEST_PG_URL ?? DEFAULT_PG_URL },
+      'amqp-url': { type: 'string', default: process.env.SKIPPR_TEST_AMQP_URL ?? DEFAULT_AMQP_URL },
       keep: { type: 'boolean', default: false },
     },
   })
@@ -37,6 +43,8 @@ function parseOptions(argv: string[]): ChaosOptions {
   const probability = Number(values.probability)
   if (!(probability > 0 && probability < 1))
     throw new ChaosUsageError('--probability must be between 0 and 1')
+  const refused = Number(values.refused)
+  if (!(refused >= 0 && refused < 1)) throw new ChaosUsageError('--refused must be a share ≥ 0 and < 1')
   const leaseTtlSeconds = Number(values['lease-ttl'])
   if (!(leaseTtlSeconds > 0)) throw new ChaosUsageError('--lease-ttl must be a number of seconds > 0')
   return {
@@ -49,9 +57,13 @@ function parseOptions(argv: string[]): ChaosOptions {
     dataSeed: count('--data-seed', values['data-seed'], 0),
     bufferBytes: count('--buffer-bytes', values['buffer-bytes'], 1),
     batchRows: count('--batch-rows', values['batch-rows'], 1),
+    refused,
+    // The File source's own lower bound (source-file's README, "Config").
+    chunkBytes: count('--chunk-bytes', values['chunk-bytes'], 4096),
     leaseTtlSeconds,
     runTimeoutSeconds: count('--run-timeout', values['run-timeout'], 1),
     pgUrl: values['pg-url'],
+    amqpUrl: values['amqp-url'],
     keep: values.keep,
   }
 }
@@ -80,6 +92,9 @@ function printReport(options: ChaosOptions, report: ChaosReport): void {
     .join(', ')
   console.log(`sink:      ${options.sink} (${report.destination})`)
   console.log(`rows:      ${report.sourceRows} (steps of ${options.rows}, data seed ${options.dataSeed})`)
+  if (report.refused) printRefused(report.refused)
+  if (report.extraCopies !== undefined)
+    console.log(`copies:    ${report.extraCopies} rows landed again by retries, told apart by _skippr_batch`)
   console.log(`kills:     ${report.kills}${points ? ` (${points})` : ''}, chaos seed ${options.chaosSeed}`)
   console.log(
     `runs:      ${report.runs} (${report.failedRuns} failed otherwise${report.finishedWithoutChaos ? ', last without chaos' : ''})`,
@@ -88,6 +103,20 @@ function printReport(options: ChaosOptions, report: ChaosReport): void {
   for (const problem of report.problems) console.log(`problem:   ${problem}`)
   if (!report.pass) console.log(`kept:      ${report.workDir} (runs.log has every run's output)`)
   console.log(report.pass ? 'PASS' : 'FAIL')
+}
+
+/** Where the file's rows are: the bad ones by kind, the source's and the destination's. */
+function printRefused({ landed, deadletters, good, refusedByKind }: RefusedCounts): void {
+  const kinds = (fromSource: boolean) =>
+    Object.entries(refusedByKind)
+      .filter(([kind]) => SOURCE_KINDS.includes(kind as never) === fromSource)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ')
+  const bad = Object.values(refusedByKind).reduce((sum, n) => sum + n, 0)
+  console.log(
+    `refused:   ${bad} bad rows (by the source: ${kinds(true)}; by the destination: ${kinds(false)})`,
+  )
+  console.log(`landed:    ${landed} rows in the table (${good} good), ${deadletters} in the deadletter table`)
 }
 
 try {

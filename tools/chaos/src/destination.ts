@@ -1,14 +1,15 @@
 /**
  * Where the chaos runs land: the `data_sinks` entry skipprd is given, and a way to query the
  * result afterwards. DuckDB is opened only after the last run (skipprd holds the file's lock
- * while it runs); PostgreSQL gets a fresh schema, dropped on dispose.
+ * while it runs); PostgreSQL gets a fresh schema, dropped on dispose; ClickHouse and RabbitMQ
+ * (destination-clickhouse.ts, destination-amqp.ts) are read through a DuckDB mirror.
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import pg from 'pg'
 
-export const SINKS = ['duckdb', 'postgres'] as const
+export const SINKS = ['duckdb', 'postgres', 'clickhouse', 'clickhouse-replicated', 'amqp'] as const
 export type SinkKind = (typeof SINKS)[number]
 
 export type Row = Record<string, unknown>
@@ -20,8 +21,19 @@ export interface Destination {
   readonly sink: Record<string, unknown>
   /** Variables skipprd needs for the entry's `${NAME}` references. */
   readonly env: Record<string, string>
+  /**
+   * How a retry may land rows again (the at-least-once tier), each copy tagged with its part key in
+   * `_skippr_batch` (verify-copies.ts): `false`, never; `'parts'`, as whole copies of a batch part
+   * (one insert per part); `'messages'`, as copies of single rows, each with its message id in
+   * `_skippr_message` (a crash can cut a part's publishing short before the retry publishes it all).
+   */
+  readonly retriesCopy: false | 'parts' | 'messages'
+  /** The database schema both tables land in. */
+  readonly schema: string
   /** The landed table, quoted. */
   readonly table: string
+  /** Another table of the schema, quoted: e.g. the deadletter table `_dl_<pipeline>`. */
+  qualify(table: string): string
   /** SQL for a timestamp column as whole seconds since the epoch. */
   epochSeconds(column: string): string
   query(sql: string): Promise<Row[]>
@@ -38,7 +50,10 @@ export function duckdbDestination(workDir: string): Destination {
     label: `DuckDB file ${path.join(workDir, file)}`,
     sink: { Duckdb: { path: `./${file}` } },
     env: {},
+    retriesCopy: false,
+    schema: 'main',
     table: 'main."rentals"',
+    qualify: (table) => `main."${table}"`,
     epochSeconds: (column) => `CAST(epoch(${column}) AS BIGINT)`,
     async query(sql) {
       if (!connection) {
@@ -68,7 +83,10 @@ export function postgresDestination(url: string): Destination {
     label: `PostgreSQL schema ${schema}`,
     sink: { Postgres: { connection_string: `\${${PG_URL_VARIABLE}}`, schema } },
     env: { [PG_URL_VARIABLE]: url },
+    retriesCopy: false,
+    schema,
     table: `"${schema}"."rentals"`,
+    qualify: (table) => `"${schema}"."${table}"`,
     epochSeconds: (column) => `extract(epoch FROM ${column})::bigint`,
     async query(sql) {
       return (await (await connect()).query(sql)).rows

@@ -1,20 +1,25 @@
 /**
- * The chaos loop: in a temp working dir, syncs a Sample-source pipeline into the chosen sink with
+ * The chaos loop: in a temp working dir, syncs a pipeline (the Sample source, or with `refused`
+ * a CSV file with bad rows for the File source and a deadletter sink) into the chosen sink with
  * chaos mode on, restarting after every SIGKILL until a run completes, then checks the
- * destination holds every source row exactly once.
+ * destination holds every source row exactly once (chaos-source.ts says where; into an
+ * at-least-once destination, once the copies its retries landed are removed by their part key).
  *
  * A finite source cannot be killed once it has landed everything, so when a run completes before
  * `minKills` kills the source grows by `rows` more rows (the Sample source then emits only the new
- * ones, as an append-only table would) and chaos goes on. After `maxRuns` runs with chaos on, one
- * run without chaos finishes the job; its exit is not a kill.
+ * ones, as an append-only table would; the file gets them appended) and chaos goes on. After
+ * `maxRuns` runs with chaos on, one run without chaos finishes the job; its exit is not a kill.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { stringify } from 'yaml'
+import { type ChaosSource, chaosSource } from './chaos-source.js'
 import { type Destination, duckdbDestination, postgresDestination, type SinkKind } from './destination.js'
+import { amqpDestination } from './destination-amqp.js'
+import { clickhouseDestination } from './destination-clickhouse.js'
 import { type RunOutcome, runSync, skipprdCli } from './skipprd.js'
-import { verifyExactlyOnce } from './verify.js'
+import type { RefusedCounts } from './verify-refused.js'
 
 export interface ChaosOptions {
   readonly sink: SinkKind
@@ -33,10 +38,19 @@ export interface ChaosOptions {
   readonly bufferBytes: number
   /** The Sample source's rows per chunk. */
   readonly batchRows: number
+  /**
+   * The share of bad rows in [0, 1): above 0 the source is a CSV file for the File source, with
+   * that share of rows the source or the destination refuses, and a deadletter sink.
+   */
+  readonly refused: number
+  /** The File source's `chunk_bytes`, with `refused`. */
+  readonly chunkBytes: number
   /** SKIPPR_LEASE_TTL_SECONDS: the longest a restart can wait for the killed run's writer lease. */
   readonly leaseTtlSeconds: number
   readonly runTimeoutSeconds: number
   readonly pgUrl: string
+  /** The broker of the `amqp` sink (an exchange and queue are made for the run). */
+  readonly amqpUrl: string
   /** Keep the working dir and the PostgreSQL schema, e.g. to look at a failure. */
   readonly keep: boolean
   readonly onRun?: (run: RunRecord) => void
@@ -64,6 +78,10 @@ export interface ChaosReport {
   readonly elapsedMs: number
   readonly workDir: string
   readonly destination: string
+  /** With `refused`: where the file's rows are, once the last run completed. */
+  readonly refused?: RefusedCounts
+  /** Into an at-least-once destination: rows landed again by retries, removed by their part key. */
+  readonly extraCopies?: number
 }
 
 const PIPELINE = 'bikehire'
@@ -74,8 +92,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = performance.now()
   const cliPath = skipprdCli()
   const workDir = await mkdtemp(path.join(os.tmpdir(), `skippr-chaos-${options.sink}-`))
-  const destination =
-    options.sink === 'duckdb' ? duckdbDestination(workDir) : postgresDestination(options.pgUrl)
+  const destination = await openDestination(options, workDir)
+  const source = chaosSource(options, workDir, PIPELINE)
   const configPath = path.join(workDir, 'skippr.yml')
   const problems: string[] = []
   const killsByPoint: Record<string, number> = {}
@@ -85,8 +103,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let consecutiveFailures = 0
   let sourceRows = options.rows
   let completed = false
+  let refused: RefusedCounts | undefined
+  let extraCopies: number | undefined
   try {
-    await writeFile(configPath, skipprYml(options, destination, sourceRows))
+    await source.prepare(destination)
+    await source.grow(0, sourceRows)
+    await writeFile(configPath, skipprYml(options, source, destination, sourceRows))
     while (!completed) {
       const chaos = runs < options.maxRuns
       const outcome = await runSync({
@@ -111,14 +133,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }
       } else if (chaos && kills < options.minKills) {
         consecutiveFailures = 0
+        await source.grow(sourceRows, sourceRows + options.rows)
         sourceRows += options.rows
-        await writeFile(configPath, skipprYml(options, destination, sourceRows))
+        await writeFile(configPath, skipprYml(options, source, destination, sourceRows))
       } else {
         completed = true
       }
     }
-    if (completed)
-      problems.push(...(await verifyExactlyOnce(destination, { rows: sourceRows, seed: options.dataSeed })))
+    if (completed) {
+      const verdict = await source.verify(destination, sourceRows)
+      problems.push(...verdict.problems)
+      refused = verdict.refused
+      extraCopies = verdict.extraCopies
+    }
     if (kills < options.minKills)
       problems.push(
         `only ${kills} kills in ${options.maxRuns} chaos runs, ${options.minKills} wanted: raise --max-runs or --probability`,
@@ -139,21 +166,43 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     elapsedMs: performance.now() - started,
     workDir,
     destination: destination.label,
+    ...(refused && { refused }),
+    ...(extraCopies !== undefined && { extraCopies }),
   }
 }
 
-function skipprYml(options: ChaosOptions, destination: Destination, rows: number): string {
+function openDestination(options: ChaosOptions, workDir: string): Promise<Destination> | Destination {
+  switch (options.sink) {
+    case 'duckdb':
+      return duckdbDestination(workDir)
+    case 'postgres':
+      return postgresDestination(options.pgUrl)
+    case 'clickhouse':
+      return clickhouseDestination(workDir, false)
+    case 'clickhouse-replicated':
+      return clickhouseDestination(workDir, true)
+    case 'amqp':
+      return amqpDestination(workDir, options.amqpUrl)
+  }
+}
+
+function skipprYml(
+  options: ChaosOptions,
+  source: ChaosSource,
+  destination: Destination,
+  rows: number,
+): string {
+  // The deadletter sink is the data sink's database (and schema): the harder case, both tables
+  // and their landed-batch records side by side (connector-api's deadletter.ts).
   return stringify({
-    data_sources: {
-      sample: {
-        Sample: { dataset: 'bikehire', rows, seed: options.dataSeed, batch_rows: options.batchRows },
-      },
-    },
+    data_sources: { source: source.entry(rows) },
     data_sinks: { warehouse: destination.sink },
+    ...(source.deadletters && { deadletter_sinks: { rejects: destination.sink } }),
     pipelines: {
       [PIPELINE]: {
-        data_source: 'data_sources.sample',
+        data_source: 'data_sources.source',
         data_sink: 'data_sinks.warehouse',
+        ...(source.deadletters && { deadletter_sink: 'deadletter_sinks.rejects' }),
         data_dir: './data',
         buffer_threshold_bytes: options.bufferBytes,
       },

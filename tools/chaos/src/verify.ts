@@ -12,9 +12,9 @@ export interface Expected {
 }
 
 /** Rows compared per query: bounded memory whatever the row count. */
-const PAGE_ROWS = 50_000
+export const PAGE_ROWS = 50_000
 /** How many offending ids or rows a problem lists. */
-const EXAMPLES = 5
+export const EXAMPLES = 5
 
 /** Resolves with the problems found: none means every source row landed exactly once. */
 export async function verifyExactlyOnce(destination: Destination, expected: Expected): Promise<string[]> {
@@ -59,7 +59,7 @@ async function missing(destination: Destination, n: number): Promise<string> {
   return `rental_id ${rows.map((r) => String(r.rental_id)).join(', ')}`
 }
 
-const COLUMNS = [
+export const COLUMNS = [
   'rental_id',
   'bike_id',
   'start_station',
@@ -71,13 +71,17 @@ const COLUMNS = [
   'distance_km',
 ] as const satisfies readonly (keyof Rental)[]
 
+/** The select list of `columns`, timestamps as epoch seconds (what `rowDifference` compares). */
+export function selectList(destination: Destination, columns: readonly string[] = COLUMNS): string {
+  return columns.map((c) => (c.endsWith('_time') ? `${destination.epochSeconds(c)} AS ${c}` : c)).join(', ')
+}
+
 async function compareValues(destination: Destination, expected: Expected): Promise<string[]> {
-  const select = COLUMNS.map((c) => (c.endsWith('_time') ? `${destination.epochSeconds(c)} AS ${c}` : c))
   const problems: string[] = []
   for (let from = 0; from < expected.rows && problems.length < EXAMPLES; from += PAGE_ROWS) {
     const source = bikehireRows(expected.seed, from, Math.min(PAGE_ROWS, expected.rows - from))
     const landed = await destination.query(
-      `SELECT ${select.join(', ')} FROM ${destination.table}
+      `SELECT ${selectList(destination)} FROM ${destination.table}
        WHERE rental_id BETWEEN ${from + 1} AND ${from + source.length} ORDER BY rental_id`,
     )
     for (const [i, want] of source.entries()) {
@@ -90,7 +94,7 @@ async function compareValues(destination: Destination, expected: Expected): Prom
 }
 
 /** The first column where the landed row differs from the generated one, or undefined. */
-function rowDifference(landed: Row | undefined, want: Rental): string | undefined {
+export function rowDifference(landed: Row | undefined, want: Rental): string | undefined {
   if (!landed) return 'not landed'
   for (const column of COLUMNS) {
     const expected = column.endsWith('_time') ? Date.parse(want[column] as string) / 1000 : want[column]

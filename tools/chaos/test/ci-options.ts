@@ -18,10 +18,30 @@ export function ciOptions(sink: SinkKind): ChaosOptions {
     dataSeed: 7,
     bufferBytes: 32 * 1024,
     batchRows: 500,
+    refused: 0,
+    chunkBytes: 48 * 1024,
     leaseTtlSeconds: 1,
     runTimeoutSeconds: 120,
     pgUrl: process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    amqpUrl: process.env.SKIPPR_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     keep: false,
+  }
+}
+
+/** CI's `--refused` run: the same shape, fewer kills (every run also sets rows aside). */
+export const REFUSED_MIN_KILLS = Number(process.env.SKIPPR_CHAOS_REFUSED_MIN_KILLS ?? 4)
+
+/**
+ * 2% of 20,000 rows bad, about ten per 48 KB file chunk (each its own batch): most batches have
+ * records the source set aside and rows the destination refuses.
+ */
+export function refusedCiOptions(sink: SinkKind): ChaosOptions {
+  return {
+    ...ciOptions(sink),
+    minKills: REFUSED_MIN_KILLS,
+    maxRuns: REFUSED_MIN_KILLS * 3,
+    chaosSeed: `ci-refused-${sink}-${Date.now()}`,
+    refused: 0.02,
   }
 }
 

@@ -3,9 +3,10 @@
  * identifiers, schema evolution and multi-part batches.
  */
 import type { Field, NamespaceSchema } from '@skippr/connector-api'
+import { ROW_COUNT_MISMATCH } from '@skippr/connector-api'
 import { expect, it } from 'vitest'
 import type { Row } from './fixtures.js'
-import { ALL_TYPES_FIELDS, allTypesSchema, BIG_ID, makeBatch, trickyRows } from './fixtures.js'
+import { ALL_TYPES_FIELDS, allTypesSchema, BIG_ID, makeBatch, makePart, trickyRows } from './fixtures.js'
 import type { Session } from './session.js'
 import { expected, expectLanded } from './session.js'
 
@@ -23,6 +24,48 @@ export function landingCases(session: Session): void {
       expect(await session.rows(schema.namespace, ALL_TYPES_FIELDS)).toEqual(expected(rows, ALL_TYPES_FIELDS))
     })
   }
+
+  it('a part holding another number of records than it declares: fatal, nothing of the batch lands', async () => {
+    const good = allTypesSchema(session.name('count_ok'))
+    const miscounted = allTypesSchema(session.name('count_bad'))
+    const pipeline = session.name('count')
+    const rows = trickyRows()
+    const held = rows.slice(0, 2)
+    const sink = await session.open()
+    await sink.prepare(good)
+    await sink.prepare(miscounted)
+    // Declaring more records than the body holds, and fewer.
+    for (const [format, declared] of [
+      ['csv', 3],
+      ['jsonl', 1],
+    ] as const) {
+      const part = { ...makePart({ schema: miscounted, format, rows: held }), rows: declared }
+      const batch = makeBatch({ pipeline, seq: 1, parts: [{ schema: good, format: 'csv', rows }, part] })
+      const outcome = await sink.write(batch)
+      const error = 'error' in outcome ? (outcome.error as Error & { code?: unknown }) : undefined
+      expect(error ? { status: outcome.status, code: error.code, message: error.message } : outcome).toEqual({
+        status: 'fatal',
+        code: ROW_COUNT_MISMATCH,
+        message: expect.stringContaining(miscounted.namespace),
+      })
+      expect(await session.rows(good.namespace, good.fields)).toEqual([])
+      expect(await session.rows(miscounted.namespace, miscounted.fields)).toEqual([])
+    }
+    // Nothing of the refused batch is in the destination: the corrected batch under its identity lands whole.
+    const corrected = makeBatch({
+      pipeline,
+      seq: 1,
+      parts: [
+        { schema: good, format: 'csv', rows },
+        { schema: miscounted, format: 'jsonl', rows: held },
+      ],
+    })
+    expectLanded(await sink.write(corrected), rows.length + held.length)
+    expect(await session.rows(good.namespace, good.fields)).toEqual(expected(rows, good.fields))
+    expect(await session.rows(miscounted.namespace, miscounted.fields)).toEqual(
+      expected(held, miscounted.fields),
+    )
+  })
 
   it('quotes identifiers from source data: spaces, quotes, upper case, SQL keywords, unicode', async () => {
     const fields: Field[] = [

@@ -19,6 +19,8 @@ export interface Session {
   close(sink: Sink): Promise<void>
   /** The namespace's rows, canonical and sorted. */
   rows(namespace: string, fields: readonly Field[]): Promise<Record<string, Canonical>[]>
+  /** The namespace's rows as the harness reads them, with the part key each was tagged with. */
+  tagged(namespace: string): Promise<Record<string, unknown>[]>
 }
 
 export function useSession(harness: SinkHarness): Session {
@@ -44,6 +46,7 @@ export function useSession(harness: SinkHarness): Session {
     async rows(namespace, fields) {
       return canonicalRows(await harness.readRows(namespace), fields)
     },
+    tagged: (namespace) => harness.readRows(namespace),
   }
 }
 

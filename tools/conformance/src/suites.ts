@@ -3,6 +3,7 @@
  * suite of its tier from a test file with a harness for its real destination.
  */
 import { describe } from 'vitest'
+import { atLeastOnceCases } from './at-least-once.js'
 import type { SinkHarness } from './harness.js'
 import { landingCases } from './landing.js'
 import { retryCases } from './retry.js'
@@ -32,5 +33,17 @@ export function overwriteOnRetrySuite(harness: SinkHarness): void {
     const session = useSession(harness)
     landingCases(session)
     retryCases(session, { repeatStatus: ['landed', 'already-landed'] })
+  })
+}
+
+/**
+ * `at-least-once`: a retry may land a batch again, only as whole parts, each row tagged with its
+ * part key (`BATCH_COLUMN`) so the copies can be removed. The harness's `readRows` returns the key.
+ */
+export function atLeastOnceSuite(harness: SinkHarness): void {
+  describe(`${harness.name}: at-least-once conformance`, () => {
+    const session = useSession(harness)
+    landingCases(session)
+    atLeastOnceCases(session)
   })
 }

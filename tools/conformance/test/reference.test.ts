@@ -1,5 +1,6 @@
-import { exactlyOnceSuite, overwriteOnRetrySuite } from '../src/index.js'
+import { atLeastOnceSuite, exactlyOnceSuite, overwriteOnRetrySuite } from '../src/index.js'
 import { referenceHarness } from './reference-sink.js'
 
 exactlyOnceSuite(referenceHarness('none'))
 overwriteOnRetrySuite(referenceHarness('none'))
+atLeastOnceSuite(referenceHarness('none', 'at-least-once'))

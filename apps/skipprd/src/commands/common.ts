@@ -14,6 +14,7 @@ import {
   ENV_NOT_SET,
   PIPELINE_NOT_FOUND,
   WAL_STORAGE_INVALID,
+  WAL_STORAGE_REFUSES_SINK,
   WAL_STORAGE_UNAVAILABLE,
 } from '../errors.js'
 import { createLogger } from '../logging.js'
@@ -44,6 +45,7 @@ const CONFIG_CODES = new Set([
   CONNECTOR_MISSING,
   PIPELINE_NOT_FOUND,
   WAL_STORAGE_INVALID,
+  WAL_STORAGE_REFUSES_SINK,
   WAL_STORAGE_UNAVAILABLE,
   // By value: importing @skippr/state or @skippr/wal here would load them for every command.
   'SKIPPR_UNKNOWN_STORE_TYPE',

@@ -67,5 +67,6 @@ function jsonLine(event: DiscoverEvent): string {
     pipeline: event.pipeline,
     ...rest,
     timestamp: timestamp(new Date()),
+    run_id: event.runId,
   })
 }

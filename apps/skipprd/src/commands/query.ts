@@ -47,5 +47,7 @@ export function openSession(context: CommandContext): Promise<QuerySession> {
     flags: context.flags,
     cwd: context.cwd,
     warn: (message) => context.logger.warn(message),
+    logger: context.logger,
+    onSecrets: (secrets) => context.redactor.add(secrets),
   })
 }

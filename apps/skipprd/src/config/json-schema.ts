@@ -22,7 +22,7 @@ export function configJsonSchema(
 ): JsonSchema {
   const schema = toJsonSchema(fileSchema, JSON_SCHEMA_OPTIONS) as JsonSchema
   const properties = schema.properties as Record<string, JsonSchema>
-  for (const section of ['data_sources', 'data_sinks'] as const) {
+  for (const section of ['data_sources', 'data_sinks', 'deadletter_sinks'] as const) {
     properties[section] = {
       ...properties[section],
       additionalProperties: { $ref: `#/$defs/${section}_entry` },
@@ -37,6 +37,7 @@ export function configJsonSchema(
     $defs: {
       data_sources_entry: entrySchema(sources, 'A data source: exactly one connector type and its fields'),
       data_sinks_entry: entrySchema(sinks, 'A data sink: exactly one connector type and its fields'),
+      deadletter_sinks_entry: entrySchema(sinks, 'A deadletter sink: exactly one sink type and its fields'),
     },
   }
 }

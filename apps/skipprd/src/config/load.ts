@@ -94,6 +94,9 @@ export function validateStructure(raw: unknown, label: string, env: Env): FileSh
     checkReference(data, label, name, 'data_source', 'data_sources', pipelines[name].data_source)
     const sink = pipelines[name].data_sink
     if (sink !== undefined) checkReference(data, label, name, 'data_sink', 'data_sinks', sink)
+    const deadletters = pipelines[name].deadletter_sink
+    if (deadletters !== undefined)
+      checkReference(data, label, name, 'deadletter_sink', 'deadletter_sinks', deadletters)
   }
   const skippr = data.skippr && (interpolate(data.skippr, env, label, 'skippr').value as FileShape['skippr'])
   return { ...data, ...(skippr && { skippr }), pipelines }
@@ -111,8 +114,8 @@ function checkReference(
   const [head, name, ...rest] = reference.split('.')
   const defined = Object.keys(data[section] ?? {})
   if (head !== section || !name || rest.length > 0) {
-    const other = SECTIONS.find((s) => s !== section)
-    const hint = head === other ? ` (${other} entries cannot be used as a ${key})` : ''
+    const other = SECTIONS.find((s) => s !== section && s === head)
+    const hint = other ? ` (${other} entries cannot be used as a ${key})` : ''
     throw new ConfigError(`${where}: '${reference}' must have the form ${section}.<name>${hint}`)
   }
   if (defined.includes(name)) return

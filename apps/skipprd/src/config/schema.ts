@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot'
 
-export const SECTIONS = ['data_sources', 'data_sinks'] as const
+export const SECTIONS = ['data_sources', 'data_sinks', 'deadletter_sinks'] as const
 export type Section = (typeof SECTIONS)[number]
 
 const NAME = /^[A-Za-z0-9_-]+$/
@@ -25,6 +25,14 @@ export const pipelineSchema = v.strictObject({
     v.pipe(
       v.string(),
       v.description('The destination entry, as data_sinks.<name>; without it data stays in the WAL'),
+    ),
+  ),
+  deadletter_sink: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        'Where rows that cannot land go, as deadletter_sinks.<name>; without it they are counted and dropped',
+      ),
     ),
   ),
   sync_frequency_seconds: v.optional(
@@ -56,6 +64,16 @@ export const pipelineSchema = v.strictObject({
       v.description('Flush a batch this old (overrides BUFFER_THRESHOLD_SECONDS)'),
     ),
   ),
+  wal_max_total_bytes: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.description(
+        "Cap on the pipeline's WAL files: reading waits there for landed batches (overrides WAL_MAX_TOTAL_BYTES)",
+      ),
+    ),
+  ),
 })
 
 export const skipprSectionSchema = v.strictObject({
@@ -73,6 +91,7 @@ export const fileSchema = v.strictObject({
   skippr: v.optional(skipprSectionSchema),
   data_sources: v.optional(v.record(nameKey, connectorEntrySchema)),
   data_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
+  deadletter_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
   pipelines: v.optional(v.record(nameKey, pipelineSchema)),
 })
 

@@ -1,16 +1,18 @@
 /**
  * What one pipeline runs with, from skippr.yml, the environment and the command-line flags. The
- * seeds' precedence: a pipeline's own YAML keys win, then flags, then environment variables, then
- * defaults (skipprd-sync.txt: `--store-type` applies "when skippr.yml does not set" it).
+ * precedence the README's "Flags" and "Environment" tables state: a pipeline's own YAML keys win,
+ * then flags, then environment variables, then defaults (`--store-type` applies when
+ * `skippr.store.type` is unset).
  */
 import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
-import { PipelineNotFoundError, WalStorageInvalidError, WalStorageUnavailableError } from '../errors.js'
+import type { WalStorage } from '@skippr/wal'
+import { PipelineNotFoundError } from '../errors.js'
 import type { Env } from './interpolate.js'
 import type { ConfigFile } from './load.js'
+import { walStorage } from './wal-storage.js'
 
 export const DEFAULT_SYNC_FREQUENCY_SECONDS = 900
-export const WAL_STORAGES = ['disk', 's3', 'clustered'] as const
 
 /** Flags that override the environment (`--wal-storage`, `--store-type`, …). */
 export interface RuntimeFlags {
@@ -24,6 +26,7 @@ export interface PipelineSettings {
   readonly name: string
   readonly sourceEntry: string
   readonly sinkEntry: string | undefined
+  readonly deadletterSinkEntry: string | undefined
   /** Absolute. */
   readonly dataDir: string
   readonly syncFrequencySeconds: number
@@ -31,7 +34,10 @@ export interface PipelineSettings {
   /** From skippr.yml; the WAL's settings resolver applies the environment and defaults. */
   readonly bufferThresholdBytes: number | undefined
   readonly bufferThresholdSeconds: number | undefined
-  readonly walStorage: 'disk'
+  /** `wal_max_total_bytes`; optional, so that settings built without it keep the WAL's default. */
+  readonly walMaxTotalBytes?: number | undefined
+  /** As asked for: `walBackend` (wal-storage.ts) says whether this build has it. */
+  readonly walStorage: WalStorage
   readonly store: { readonly type: string; readonly name: string | undefined }
   readonly workspace: string
 }
@@ -56,12 +62,14 @@ export function pipelineSettings(
     name,
     sourceEntry,
     sinkEntry,
+    deadletterSinkEntry: pipeline.deadletter_sink?.split('.')[1],
     dataDir: pipeline.data_dir ? path.resolve(file.dir, pipeline.data_dir) : defaultDataDir(file, cwd),
     syncFrequencySeconds: pipeline.sync_frequency_seconds ?? DEFAULT_SYNC_FREQUENCY_SECONDS,
     chaos: pipeline.chaos_mode === true || isYes(env.SKIPPR_CHAOS_MODE),
     bufferThresholdBytes: pipeline.buffer_threshold_bytes,
     bufferThresholdSeconds: pipeline.buffer_threshold_seconds,
-    walStorage: walStorage(flags, env, once),
+    walMaxTotalBytes: pipeline.wal_max_total_bytes,
+    walStorage: walStorage(flags.walStorage, env, once),
     store: {
       type: file.data.skippr?.store?.type ?? flags.storeType ?? env.SKIPPR_STORE_TYPE ?? 'sled',
       name: file.data.skippr?.store?.name ?? flags.storeName ?? env.SKIPPR_STORE_NAME,
@@ -79,21 +87,6 @@ function defaultDataDir(file: ConfigFile, cwd: string): string {
 /** Where logs go: DATA_DIR if set, otherwise the working directory. */
 export function logDirectory(env: Env, cwd: string): string {
   return env.DATA_DIR ? path.resolve(cwd, env.DATA_DIR) : cwd
-}
-
-/** `WAL_STORAGE` / `--wal-storage`. Only `disk` is in this build; the others fail with the reason. */
-export function walStorage(flags: RuntimeFlags, env: Env, once: boolean): 'disk' {
-  const value = (flags.walStorage ?? env.WAL_STORAGE ?? 'disk').trim().toLowerCase()
-  if (!(WAL_STORAGES as readonly string[]).includes(value)) throw new WalStorageInvalidError(value)
-  if (value === 'clustered' && once)
-    throw new WalStorageUnavailableError(
-      'WAL_STORAGE=clustered does not support sync --once: drop --once, or use --wal-storage disk',
-    )
-  if (value !== 'disk')
-    throw new WalStorageUnavailableError(
-      `WAL_STORAGE=${value} is not available in this build: use WAL_STORAGE=disk (the default) with a persistent DATA_DIR`,
-    )
-  return 'disk'
 }
 
 export function isYes(value: string | undefined): boolean {

@@ -17,9 +17,10 @@ export interface ConnectRequest {
   readonly fields: Readonly<Record<string, unknown>>
 }
 
-export const PIPELINE_KEY: Record<Section, 'data_source' | 'data_sink'> = {
+export const PIPELINE_KEY: Record<Section, 'data_source' | 'data_sink' | 'deadletter_sink'> = {
   data_sources: 'data_source',
   data_sinks: 'data_sink',
+  deadletter_sinks: 'deadletter_sink',
 }
 
 export function applyConnect(document: Document, request: ConnectRequest): void {

@@ -1,5 +1,5 @@
 /**
- * `--output json`: one JSON object per line, the events of skipprd-sync.txt. Every event has
+ * `--output json`: one JSON object per line, the events of the README's "Output" table. Every event has
  * `event`, `phase`, `pipeline`, the event's fields, `timestamp` and `run_id`. `sync_status` is
  * sampled from the run's counters every `statusIntervalMs` (10 s) while the run is active.
  * `sync_skipped` (not in the vendor's list) reports a pipeline that was not run.
@@ -68,7 +68,16 @@ export function jsonReporter(
             'sync_complete',
             'complete',
             e.pipeline,
-            { namespaces_synced: e.namespaces, total_rows: e.rowsWritten, elapsed_ms: e.elapsedMs },
+            {
+              namespaces_synced: e.namespaces,
+              total_rows: e.rowsWritten,
+              // The vendor's fields as they are, and what was set aside only when something was.
+              ...(e.deadletterRows > 0 && {
+                deadletter_rows: e.deadletterRows,
+                discarded_rows: e.discardedRows,
+              }),
+              elapsed_ms: e.elapsedMs,
+            },
             e.runId,
           )
         case 'skipped':
@@ -86,6 +95,7 @@ function statusFields(progress: RunProgress): Fields {
     total_rows: progress.rowsRead,
     bytes: progress.bytesRead,
     rows_written: progress.rowsWritten,
+    ...(progress.deadletterRows > 0 && { deadletter_rows: progress.deadletterRows }),
     uploads_in_flight: progress.uploadsInFlight,
     elapsed_ms: progress.elapsedMs(),
   }

@@ -94,8 +94,15 @@ function summary(progress: RunProgress): string {
     `${count(progress.rowsRead)} rows read`,
     formatBytes(progress.bytesRead),
     `${count(progress.rowsWritten)} written`,
+    ...(progress.deadletterRows > 0 ? [deadletters(progress.deadletterRows, progress.discarded)] : []),
     `${count(Math.round(progress.rowsRead / seconds))} rows/s`,
   ].join(' · ')
+}
+
+function deadletters(rows: number, discarded: number): string {
+  return discarded > 0
+    ? `${count(rows)} deadletters (${count(discarded)} discarded)`
+    : `${count(rows)} deadletters`
 }
 
 function namespaceLines(progress: RunProgress): string[] {

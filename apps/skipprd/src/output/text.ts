@@ -1,4 +1,4 @@
-/** `--output text`: one plain line per event, as skipprd-sync.txt shows them. */
+/** `--output text`: one plain line per event, as the README's "Example" shows them. */
 import type { SyncEvent } from '../runner/events.js'
 import type { Reporter } from './reporter.js'
 
@@ -9,7 +9,7 @@ export function textLine(event: SyncEvent): string | undefined {
     case 'phase':
       return event.state === 'start' ? `[start] ${event.phase}` : `[done]  ${event.phase}`
     case 'complete':
-      return `Sync complete: pipeline=${event.pipeline} namespaces=${event.namespaces} rows=${event.rowsWritten} elapsed=${event.elapsedMs}ms`
+      return `Sync complete: pipeline=${event.pipeline} namespaces=${event.namespaces} rows=${event.rowsWritten}${deadletters(event)} elapsed=${event.elapsedMs}ms`
     case 'skipped':
       return event.message
     default:
@@ -26,4 +26,10 @@ export function textReporter(write: (text: string) => void): Reporter {
     },
     close() {},
   }
+}
+
+/** ` deadletters=N [discarded=M]`, only when the run set rows aside. */
+function deadletters(event: { readonly deadletterRows: number; readonly discardedRows: number }): string {
+  if (event.deadletterRows === 0) return ''
+  return ` deadletters=${event.deadletterRows}${event.discardedRows > 0 ? ` discarded=${event.discardedRows}` : ''}`
 }

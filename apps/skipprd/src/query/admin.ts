@@ -5,20 +5,22 @@
  * nothing is touched — and a sync that starts meanwhile waits for them. SHOW reads only.
  */
 import { rm } from 'node:fs/promises'
-import type { NamespaceSchema } from '@skippr/connector-api'
+import { batchKey, type NamespaceSchema } from '@skippr/connector-api'
 import {
   hasCode,
   isLocalOwnerGone,
+  type LandingFailure,
   LEASE_UNAVAILABLE,
   type Lease,
   type LeaseUnavailableError,
   localOwnerId,
   type NamespaceCounts,
 } from '@skippr/state'
-import { openWal } from '@skippr/wal'
+import { openWal, removeDiskReserve } from '@skippr/wal'
+import { setBatchAside } from './batch-aside.js'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
 import { NamespaceNotFoundError, PipelineBusyError } from './errors.js'
-import { summarisePending } from './pending.js'
+import { type PendingBatch, summarisePending } from './pending.js'
 import { type Cell, rowsOf, type StatementResult } from './result.js'
 import { cacheFile } from './snapshot.js'
 import { type AdminStatement, describeAdmin } from './statements.js'
@@ -44,6 +46,7 @@ export async function runAdmin(
     case 'drop':
       await withLease(pipeline, describeAdmin(statement), async () => {
         await resetPipeline(pipeline)
+        await removeDiskReserve(pipeline.settings.dataDir, name)
         await pipeline.state.drop()
         await rm(cacheFile(pipeline.settings), { force: true })
         await rm(`${cacheFile(pipeline.settings)}.wal`, { force: true })
@@ -55,6 +58,14 @@ export async function runAdmin(
       return { kind: 'document', value: await describePipeline(pipeline) }
     case 'stats':
       return stats(pipeline, statement.namespace)
+    case 'deadletter':
+    case 'discard': {
+      let text = ''
+      await withLease(pipeline, describeAdmin(statement), async (lease) => {
+        text = await setBatchAside(statement.kind, statement.seq, pipeline, catalog, lease)
+      })
+      return message(text)
+    }
   }
 }
 
@@ -112,13 +123,14 @@ async function resetPipeline(pipeline: PipelineHandle): Promise<void> {
 
 async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
   const { settings, state } = pipeline
-  const [enabled, lease, lastRun, schemas, resume, pending] = await Promise.all([
+  const [enabled, lease, lastRun, schemas, resume, pending, failures] = await Promise.all([
     state.isEnabled(),
     state.getLeaseInfo(),
     state.getLastRun(),
     state.listSchemas(),
     state.getResumeOffset(),
     summarisePending(settings),
+    state.landingFailures.read(),
   ])
   const running = lease?.live === true
   return {
@@ -129,6 +141,8 @@ async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
     last_run: lastRun?.toISOString() ?? null,
     data_source: `data_sources.${settings.sourceEntry}`,
     data_sink: settings.sinkEntry === undefined ? null : `data_sinks.${settings.sinkEntry}`,
+    deadletter_sink:
+      settings.deadletterSinkEntry === undefined ? null : `deadletter_sinks.${settings.deadletterSinkEntry}`,
     data_dir: settings.dataDir,
     namespaces: schemas.map(({ namespace, version, schema }) => {
       const { fields, primaryKey } = schema as unknown as NamespaceSchema
@@ -148,8 +162,30 @@ async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
       epoch: pending.epoch ?? null,
       pending_batches: pending.batches,
       landed_seq: pending.landedSeq.toString(),
+      pending: pendingBatches(pending.oldest, failures),
     },
   }
+}
+
+/**
+ * The oldest pending batches with their failed landing attempts: the first is the one landing waits
+ * on, and the one `DEADLETTER BATCH` / `DISCARD BATCH` can move aside.
+ */
+function pendingBatches(oldest: readonly PendingBatch[], failures: readonly LandingFailure[]): unknown[] {
+  const failed = new Map(failures.map((f) => [`${f.epoch}/${f.seq}`, f]))
+  return oldest.map(({ id, rows, namespaces }) => {
+    const failure = failed.get(`${id.epoch}/${id.seq}`)
+    return {
+      batch: batchKey(id),
+      seq: id.seq.toString(),
+      rows,
+      namespaces,
+      attempts: failure?.attempts ?? 0,
+      failing_since: failure?.firstFailedAt.toISOString() ?? null,
+      failing_for_seconds: failure ? Math.round((Date.now() - failure.firstFailedAt.getTime()) / 1000) : null,
+      last_error: failure?.lastError ?? null,
+    }
+  })
 }
 
 const STATS_HEADER = [
@@ -160,6 +196,7 @@ const STATS_HEADER = [
   'bytes_landed',
   'rows_pending',
   'bytes_pending',
+  'rows_deadlettered',
 ] as const
 
 async function stats(pipeline: PipelineHandle, namespace: string | undefined): Promise<StatementResult> {
@@ -180,6 +217,7 @@ async function stats(pipeline: PipelineHandle, namespace: string | undefined): P
       committedBytes: 0,
       landedRows: 0,
       landedBytes: 0,
+      deadletterRows: 0,
     }
     const waiting = pending.namespaces.get(ns) ?? { rows: 0, bytes: 0 }
     return [
@@ -191,6 +229,7 @@ async function stats(pipeline: PipelineHandle, namespace: string | undefined): P
         counts.landedBytes,
         waiting.rows,
         waiting.bytes,
+        counts.deadletterRows,
       ].map(String),
     ]
   })

@@ -4,7 +4,9 @@
  * data directory, once, and only when first needed. Opening one never takes a lease: LMDB lets
  * this process read while a sync writes.
  */
+import type { Sink } from '@skippr/connector-api'
 import { openStateStore, type PipelineState, type StateStore } from '@skippr/state'
+import type { Logger } from 'pino'
 import type { ConfigFile } from '../config/load.js'
 import {
   type PipelineSettings,
@@ -12,6 +14,9 @@ import {
   pipelineSettings,
   type RuntimeFlags,
 } from '../config/settings.js'
+import { walBackend } from '../config/wal-storage.js'
+import { resolveSink } from '../connectors.js'
+import { connectorLogger } from '../logging.js'
 
 export interface PipelineHandle {
   readonly settings: PipelineSettings
@@ -26,6 +31,9 @@ export class PipelineCatalog {
     private readonly file: ConfigFile,
     private readonly flags: RuntimeFlags,
     private readonly cwd: string,
+    private readonly logger: Logger,
+    /** Registers a connector's secret values for redaction. */
+    private readonly onSecrets: (secrets: readonly string[]) => void,
   ) {}
 
   /** Pipeline names in skippr.yml order. */
@@ -35,7 +43,9 @@ export class PipelineCatalog {
 
   /** Settings only (no store opened); `Pipeline '<name>' not found` for a name not in skippr.yml. */
   settings(name: string): PipelineSettings {
-    return pipelineSettings(this.file, name, this.flags, this.cwd, false)
+    const settings = pipelineSettings(this.file, name, this.flags, this.cwd, false)
+    walBackend(settings.walStorage)
+    return settings
   }
 
   async open(name: string): Promise<PipelineHandle> {
@@ -52,6 +62,25 @@ export class PipelineCatalog {
     }
     const opened = await store
     return { settings, store: opened, state: opened.pipeline(name) }
+  }
+
+  /** The pipeline's deadletter sink, opened; undefined when it has none. */
+  async openDeadletterSink(settings: PipelineSettings): Promise<Sink | undefined> {
+    if (settings.deadletterSinkEntry === undefined) return undefined
+    const resolved = await resolveSink(this.file, settings.deadletterSinkEntry, 'deadletter_sinks')
+    this.onSecrets(resolved.secrets)
+    const logger = this.logger.child({ pipeline: settings.name })
+    return resolved.definition.create(resolved.config, {
+      configDir: this.file.dir,
+      dataDir: settings.dataDir,
+      pipeline: settings.name,
+      logger: connectorLogger(logger),
+    })
+  }
+
+  /** Where a statement's effects are logged. */
+  get log(): Logger {
+    return this.logger
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,14 @@ export const NAMESPACE_NOT_FOUND = 'SKIPPR_NAMESPACE_NOT_FOUND'
 export const COLUMNS_DIFFER = 'SKIPPR_COLUMNS_DIFFER'
 export const QUERY_FAILED = 'SKIPPR_QUERY_FAILED'
 export const CONNECT_INVALID = 'SKIPPR_CONNECT_INVALID'
+export const BATCH_ASIDE_REFUSED = 'SKIPPR_BATCH_ASIDE_REFUSED'
+
+/** DEADLETTER / DISCARD BATCH cannot run as asked; nothing was changed. */
+export class BatchAsideError extends SkipprError {
+  constructor(message: string) {
+    super(BATCH_ASIDE_REFUSED, message)
+  }
+}
 
 /** RESET / DROP PIPELINE while a sync holds the writer lease. */
 export class PipelineBusyError extends SkipprError {

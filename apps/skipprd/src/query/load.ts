@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Field, NamespaceSchema } from '@skippr/connector-api'
-import { columnsStruct, ident, literal } from '@skippr/sink-duckdb'
+import { ident, literal, loadFileChunks, readRecords } from '@skippr/sink-duckdb'
 import type { PipelineState } from '@skippr/state'
 import type { WalBatch } from '@skippr/wal'
 
@@ -59,7 +59,7 @@ export class LoadFiles {
           groups.set(key, group)
         }
         const file = path.join(await this.directory(), `${batch.id.seq}-${++this.count}.${part.format}`)
-        await writeFile(file, part.body)
+        await writeFile(file, loadFileChunks(part.format, part.body))
         group.files.push(file)
       }
       lastSeq = batch.id.seq
@@ -82,25 +82,17 @@ export class LoadFiles {
   }
 }
 
-/** `INSERT INTO <table> … FROM read_csv/read_json(<the group's files>)`. */
+/** `INSERT INTO <table> … FROM read_csv/read_json(<the group's files>)`, read as the DuckDB sink lands them. */
 export function insertSql(table: string, group: LoadGroup): string {
   const targets = [...group.fields.map((f) => ident(f.name)), SEQ_COLUMN].join(', ')
-  const files = `[${group.files.map(literal).join(', ')}]`
   const seq = `CAST(string_split(parse_filename(${FILE_COLUMN}), '-')[1] AS BIGINT)`
-  if (group.format === 'csv') {
-    // CSV columns are positional: read under neutral names so any field name is safe.
-    const positional = group.fields.map((f, i) => ({ name: `c${i}`, type: f.type }))
-    return (
-      `INSERT INTO ${table} (${targets}) SELECT ${[...positional.map((c) => c.name), seq].join(', ')} ` +
-      `FROM read_csv(${files}, columns = ${columnsStruct(positional)}, header = false, auto_detect = false, ` +
-      `delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, filename = ${literal(FILE_COLUMN)})`
-    )
-  }
-  return (
-    `INSERT INTO ${table} (${targets}) SELECT ${[...group.fields.map((f) => ident(f.name)), seq].join(', ')} ` +
-    `FROM read_json(${files}, format = 'newline_delimited', records = true, columns = ${columnsStruct(group.fields)}, ` +
-    `filename = ${literal(FILE_COLUMN)})`
+  const { columns, from } = readRecords(
+    group.format,
+    group.files,
+    group.fields,
+    `filename = ${literal(FILE_COLUMN)}`,
   )
+  return `INSERT INTO ${table} (${targets}) SELECT ${[...columns, seq].join(', ')} FROM ${from}`
 }
 
 /** The schema each batch part was written with, read from the state store once per version. */

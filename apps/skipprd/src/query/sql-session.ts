@@ -15,6 +15,7 @@ import {
 } from '@duckdb/node-api'
 import { ident } from '@skippr/sink-duckdb'
 import { STATE_DIR_NAME } from '@skippr/state'
+import type { Logger } from 'pino'
 import type { ConfigFile } from '../config/load.js'
 import type { RuntimeFlags } from '../config/settings.js'
 import { runAdmin } from './admin.js'
@@ -30,6 +31,10 @@ export interface QuerySessionOptions {
   readonly cwd: string
   /** Non-fatal problems (a query cache that cannot be used). */
   readonly warn: (message: string) => void
+  /** Where admin statements log what they did. */
+  readonly logger: Logger
+  /** Registers secret values (a deadletter sink's) for redaction. */
+  readonly onSecrets: (secrets: readonly string[]) => void
 }
 
 const NUMERIC_TYPES = new Set<DuckDBTypeId>([
@@ -66,7 +71,7 @@ export class QuerySession {
     return new QuerySession(
       instance,
       conn,
-      new PipelineCatalog(options.file, options.flags, options.cwd),
+      new PipelineCatalog(options.file, options.flags, options.cwd, options.logger, options.onSecrets),
       tables,
     )
   }

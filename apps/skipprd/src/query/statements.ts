@@ -4,6 +4,7 @@
  *
  *   ENABLE PIPELINE p | DISABLE PIPELINE p | RESET PIPELINE p | DROP PIPELINE p
  *   SHOW PIPELINE p   | SHOW STATS FOR p | SHOW STATS FOR p.ns
+ *   DEADLETTER BATCH <seq> IN PIPELINE p  | DISCARD BATCH <seq> IN PIPELINE p
  *
  * Keywords are case-insensitive; a name is a bare word (letters, digits, `_`, `-`) or a
  * double-quoted identifier (`""` inside it is a quote).
@@ -12,6 +13,7 @@
 export type AdminStatement =
   | { readonly kind: 'enable' | 'disable' | 'reset' | 'drop' | 'show'; readonly pipeline: string }
   | { readonly kind: 'stats'; readonly pipeline: string; readonly namespace: string | undefined }
+  | { readonly kind: 'deadletter' | 'discard'; readonly pipeline: string; readonly seq: bigint }
 
 const NAME = '("(?:[^"]|"")+"|[A-Za-z0-9_-]+)'
 const PIPELINE_STATEMENT = new RegExp(
@@ -19,6 +21,10 @@ const PIPELINE_STATEMENT = new RegExp(
   'i',
 )
 const STATS_STATEMENT = new RegExp(String.raw`^SHOW\s+STATS\s+FOR\s+${NAME}(?:\.${NAME})?$`, 'i')
+const BATCH_STATEMENT = new RegExp(
+  String.raw`^(DEADLETTER|DISCARD)\s+BATCH\s+(\d+)\s+IN\s+PIPELINE\s+${NAME}$`,
+  'i',
+)
 
 /** The admin statement `text` is (without its `;`), or undefined for SQL. */
 export function parseAdminStatement(text: string): AdminStatement | undefined {
@@ -27,6 +33,11 @@ export function parseAdminStatement(text: string): AdminStatement | undefined {
   if (pipeline) {
     const kind = (pipeline[1] as string).toLowerCase() as 'enable' | 'disable' | 'reset' | 'drop' | 'show'
     return { kind, pipeline: unquote(pipeline[2] as string) }
+  }
+  const batch = BATCH_STATEMENT.exec(statement)
+  if (batch) {
+    const kind = (batch[1] as string).toLowerCase() as 'deadletter' | 'discard'
+    return { kind, pipeline: unquote(batch[3] as string), seq: BigInt(batch[2] as string) }
   }
   const stats = STATS_STATEMENT.exec(statement)
   if (stats) {
@@ -45,6 +56,8 @@ export function describeAdmin(statement: AdminStatement): string {
   if (statement.kind === 'stats') {
     return `SHOW STATS FOR ${statement.pipeline}${statement.namespace === undefined ? '' : `.${statement.namespace}`}`
   }
+  if (statement.kind === 'deadletter' || statement.kind === 'discard')
+    return `${statement.kind.toUpperCase()} BATCH ${statement.seq} IN PIPELINE ${statement.pipeline}`
   return `${statement.kind.toUpperCase()} PIPELINE ${statement.pipeline}`
 }
 

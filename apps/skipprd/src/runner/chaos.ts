@@ -1,6 +1,6 @@
 /**
  * Chaos mode: SIGKILL the process at random points of a sync, so an operator can prove recovery
- * against their own pipeline (exactly-once-delivery.txt, "Test recovery yourself"). Each point is
+ * against their own pipeline (the README's "Chaos mode"). Each point is
  * a moment where a crash is hardest to survive: a batch committed but not forwarded, a sink write
  * half done, a batch landed but not yet marked landed in the WAL.
  *

@@ -4,6 +4,7 @@
  * adds fields and widens types). Takes no writer lease: schema versions are immutable keys, so a
  * concurrent sync cannot lose one.
  */
+import { randomUUID } from 'node:crypto'
 import { addedFields, evolveSchema, type NamespaceSchema } from '@skippr/connector-api'
 import { type JsonValue, openStateStore, type PipelineState } from '@skippr/state'
 import type { Logger } from 'pino'
@@ -11,27 +12,18 @@ import { SourceFailedError } from '../errors.js'
 import { connectorLogger } from '../logging.js'
 import type { ResolvedPipeline } from './session.js'
 
-export type DiscoverEvent =
-  | { readonly type: 'discover_start'; readonly pipeline: string }
-  | {
-      readonly type: 'namespace_discovered'
-      readonly pipeline: string
-      readonly namespace: string
-      readonly fieldCount: number
-    }
-  | {
-      readonly type: 'schema_evolved'
-      readonly pipeline: string
-      readonly namespace: string
-      readonly fieldsAdded: number
-    }
+/** Every event names its pipeline and the run, as sync's events do (`run_id`). */
+export type DiscoverEvent = { readonly pipeline: string; readonly runId: string } & (
+  | { readonly type: 'discover_start' }
+  | { readonly type: 'namespace_discovered'; readonly namespace: string; readonly fieldCount: number }
+  | { readonly type: 'schema_evolved'; readonly namespace: string; readonly fieldsAdded: number }
   | {
       readonly type: 'discover_complete'
-      readonly pipeline: string
       readonly namespaces: number
       readonly totalFields: number
       readonly elapsedMs: number
     }
+)
 
 export interface DiscoverOptions {
   readonly pipeline: ResolvedPipeline
@@ -44,8 +36,9 @@ export async function discoverPipeline(options: DiscoverOptions): Promise<Namesp
   const { settings, source: resolved } = options.pipeline
   const pipeline = settings.name
   const started = Date.now()
-  const logger = options.logger.child({ pipeline })
-  options.listener({ type: 'discover_start', pipeline })
+  const runId = randomUUID()
+  const logger = options.logger.child({ pipeline, run_id: runId })
+  options.listener({ type: 'discover_start', pipeline, runId })
   const store = await openStateStore({
     type: settings.store.type,
     dataDir: settings.dataDir,
@@ -80,19 +73,27 @@ export async function discoverPipeline(options: DiscoverOptions): Promise<Namesp
         options.listener({
           type: 'namespace_discovered',
           pipeline,
+          runId,
           namespace: schema.namespace,
           fieldCount: schema.fields.length,
         })
       } else if (previous !== schema) {
         const fieldsAdded = addedFields(previous, schema).length
         logger.info({ namespace: schema.namespace, fields_added: fieldsAdded }, 'schema evolved')
-        options.listener({ type: 'schema_evolved', pipeline, namespace: schema.namespace, fieldsAdded })
+        options.listener({
+          type: 'schema_evolved',
+          pipeline,
+          runId,
+          namespace: schema.namespace,
+          fieldsAdded,
+        })
       }
     }
     const schemas = saved.map((s) => s.schema)
     options.listener({
       type: 'discover_complete',
       pipeline,
+      runId,
       namespaces: schemas.length,
       totalFields: schemas.reduce((sum, s) => sum + s.fields.length, 0),
       elapsedMs: Date.now() - started,

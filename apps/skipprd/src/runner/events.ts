@@ -42,6 +42,9 @@ export type SyncEvent =
       readonly runId: string
       readonly namespaces: number
       readonly rowsWritten: number
+      /** Rows set aside as deadletters, and of those the ones dropped for want of a deadletter sink. */
+      readonly deadletterRows: number
+      readonly discardedRows: number
       readonly elapsedMs: number
     }
   | {
@@ -57,6 +60,7 @@ export interface NamespaceCounters {
   rowsRead: number
   bytesRead: number
   rowsWritten: number
+  deadletterRows: number
 }
 
 /** Live counters of one run. */
@@ -64,6 +68,8 @@ export class RunProgress {
   readonly startedAt = Date.now()
   phase: Phase = 'Ingesting'
   uploadsInFlight = 0
+  /** Deadletters dropped because the pipeline has no deadletter sink. */
+  discarded = 0
   readonly namespaces = new Map<string, NamespaceCounters>()
 
   read(namespace: string, rows: number, bytes: number): void {
@@ -74,6 +80,14 @@ export class RunProgress {
 
   written(namespace: string, rows: number): void {
     this.counters(namespace).rowsWritten += rows
+  }
+
+  deadlettered(namespace: string, rows: number): void {
+    this.counters(namespace).deadletterRows += rows
+  }
+
+  get deadletterRows(): number {
+    return this.sum('deadletterRows')
   }
 
   get rowsRead(): number {
@@ -95,7 +109,7 @@ export class RunProgress {
   counters(namespace: string): NamespaceCounters {
     let counters = this.namespaces.get(namespace)
     if (!counters) {
-      counters = { rowsRead: 0, bytesRead: 0, rowsWritten: 0 }
+      counters = { rowsRead: 0, bytesRead: 0, rowsWritten: 0, deadletterRows: 0 }
       this.namespaces.set(namespace, counters)
     }
     return counters

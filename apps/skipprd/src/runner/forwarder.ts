@@ -2,9 +2,16 @@
  * Lands committed WAL batches in the sink, each with its identity and the writer lease's fence
  * token: one at a time in commit order, or up to the sink's `concurrentWrites` at once. The sink's
  * answer decides what happens: `landed` / `already-landed` → mark landed in the WAL; `retry` (or a
- * throw) → back off and try the same batch again; `fatal` → stop, the batch stays in the WAL. With
- * `--once` a run gives up after `retryBudgetMs` without progress, leaving the batches for the next
- * run.
+ * throw) → back off and try the same batch again; `refused` → set those rows aside and write the
+ * rest; `fatal` (or a throw marked `permanent`, from opening or preparing the sink) → stop, the
+ * batch stays in the WAL. With `--once` a run gives up after `retryBudgetMs` without progress,
+ * leaving the batches for the next run.
+ *
+ * A batch's deadletters (connector-api's deadletter.ts) land in the deadletter sink before the batch
+ * counts as landed, each stage under its own deadletter identity: the records its source set aside,
+ * which the WAL holds in the batch, beside its rows; the rows the sink refused before the rest is
+ * written again, so a crash in between meets the same refusal on the next run. Without a
+ * deadletter sink they are counted, logged and dropped.
  *
  * Batches are marked landed in commit order whatever order their writes finish in, so the WAL's
  * watermark never passes a batch that has not landed; one that landed ahead of a failed one is
@@ -17,19 +24,33 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   batchKey,
-  type NamespaceSchema,
+  type DeadletterStage,
+  deadletterNamespace,
   type Sink,
   type SinkBatch,
   type WriteOutcome,
 } from '@skippr/connector-api'
-import type { PipelineCounters } from '@skippr/state'
+import type { CountedPart, LandingFailures, PipelineCounters } from '@skippr/state'
 import type { Wal, WalBatch } from '@skippr/wal'
 import type { Logger } from 'pino'
-import { BatchRejectedError, LandingIncompleteError } from '../errors.js'
+import {
+  BatchRejectedError,
+  DeadlettersRefusedError,
+  LandingIncompleteError,
+  RefusedAgainError,
+} from '../errors.js'
 import { releaseDeadBuffers } from '../heap.js'
 import type { Chaos } from './chaos.js'
+import {
+  countedParts,
+  type Deadletter,
+  deadletterBatch,
+  setAsideRefused,
+  sourceDeadletters,
+} from './deadletters.js'
 import type { RunProgress } from './events.js'
 import type { SchemaRegistry } from './schemas.js'
+import { SinkHandle } from './sink-handle.js'
 
 const FIRST_BACKOFF_MS = 250
 const MAX_BACKOFF_MS = 5_000
@@ -41,15 +62,19 @@ export interface ForwarderOptions {
   readonly pipeline: string
   readonly fence: bigint
   readonly openSink: () => Promise<Sink>
+  /** The pipeline's deadletter sink; without one, deadletters are counted and dropped. */
+  readonly openDeadletterSink: (() => Promise<Sink>) | undefined
   readonly schemas: SchemaRegistry
   readonly progress: RunProgress
   /** The pipeline's saved committed/landed counters (`SHOW STATS`). */
   readonly counters: PipelineCounters
+  /** Where failed attempts are recorded for `SHOW PIPELINE`. */
+  readonly landingFailures: LandingFailures
   readonly logger: Logger
   readonly chaos: Chaos
   /**
-   * Give up after failing this long once the source is read (`finish()`); undefined retries until
-   * stopped.
+   * Give up after failing this long once the source is read (`finish()`) or while it waits at
+   * WAL_MAX_TOTAL_BYTES (`sourceWaiting()`); undefined retries until stopped.
    */
   readonly retryBudgetMs: number | undefined
   /** A batch's usual size (the buffer's byte threshold), to tell live batch memory from dead. */
@@ -60,14 +85,14 @@ export class Forwarder {
   private commits = 0
   /** When `finish()` was called: the retry budget counts from here at the earliest. */
   private finishedAt: number | undefined
+  /** Since when the source waits at WAL_MAX_TOTAL_BYTES for landings; the next commit clears it. */
+  private waitingSince: number | undefined
   private stopped = false
   private readonly stopping = new AbortController()
   private wake: (() => void) | undefined
-  /** The sink's opening, undefined again after a failed one; `sink` once it is open. */
-  private opening: Promise<Sink> | undefined
-  private sink: Sink | undefined
-  /** Schema objects the sink is (being) prepared with (the registry hands out one object per version). */
-  private readonly prepared = new WeakMap<NamespaceSchema, Promise<void>>()
+  private readonly sink: SinkHandle
+  private readonly deadletterSink: SinkHandle | undefined
+  private readonly deadletterNamespace: string
   /**
    * Marking the batches written so far landed (WAL watermark, counters), each after the one before:
    * false once one of them did not land (stopped), so none after it is marked.
@@ -75,15 +100,28 @@ export class Forwarder {
   private marking: Promise<boolean> = Promise.resolve(true)
   /** Writes in progress, settled or not; at most the sink's `concurrentWrites`. */
   private readonly writing = new Set<Promise<void>>()
+  /** Failed attempts may be on record (an earlier run's, or this one's): landed batches are forgotten there. */
+  private failuresOnRecord = true
   /** The first write that failed for good: the run ends with it once the others settle. */
   private failure: { readonly error: unknown } | undefined
 
-  constructor(private readonly options: ForwarderOptions) {}
+  constructor(private readonly options: ForwarderOptions) {
+    const { logger, openDeadletterSink, pipeline, schemas } = options
+    this.sink = new SinkHandle(options.openSink, () => schemas.current(), logger)
+    this.deadletterNamespace = deadletterNamespace(pipeline)
+    this.deadletterSink = openDeadletterSink && new SinkHandle(openDeadletterSink, () => [], logger)
+  }
 
   /** A batch was committed. */
   committed(): void {
     this.commits++
+    this.waitingSince = undefined
     this.signal()
+  }
+
+  /** The source waits at WAL_MAX_TOTAL_BYTES until a landing frees room: the retry budget runs meanwhile. */
+  sourceWaiting(): void {
+    this.waitingSince ??= Date.now()
   }
 
   /** Nothing more will be committed: end once every batch has landed. */
@@ -105,7 +143,7 @@ export class Forwarder {
    */
   async run(): Promise<boolean> {
     // A failure here is met again, and reported, by the first write.
-    this.openSink().catch(() => {})
+    this.sink.open().catch(() => {})
     try {
       // The last batch started: the next pass goes on after it, while earlier writes still run.
       let after: bigint | undefined
@@ -136,7 +174,7 @@ export class Forwarder {
     } finally {
       await Promise.all(this.writing)
       await this.marking.catch(() => undefined)
-      await this.closeSink()
+      await Promise.all([this.sink.close(), this.deadletterSink?.close()])
     }
   }
 
@@ -147,7 +185,7 @@ export class Forwarder {
 
   /** Writes the sink takes at once: one until it is open and says otherwise. */
   private get maxWrites(): number {
-    return Math.max(1, this.sink?.concurrentWrites ?? 1)
+    return Math.max(1, this.sink.current?.concurrentWrites ?? 1)
   }
 
   /** Starts writing `batch`; its mark follows the marks of the batches before it. */
@@ -157,7 +195,11 @@ export class Forwarder {
     this.writing.add(writing)
     void writing.finally(() => this.writing.delete(writing))
     const before = this.marking
-    this.marking = (async () => (await before) && (await landing) && (await this.markLanded(batch)))()
+    this.marking = (async () => {
+      if (!(await before)) return false
+      const counted = await landing
+      return counted !== undefined && (await this.markLanded(batch, counted))
+    })()
     this.marking.catch(this.fail)
   }
 
@@ -183,55 +225,126 @@ export class Forwarder {
     )
   }
 
-  /**
-   * A sink still being opened (nothing was written yet) is closed once it is open: the run does not
-   * wait for a destination that does not answer.
-   */
-  private async closeSink(): Promise<void> {
-    const close = (sink: Sink) =>
-      sink
-        .close()
-        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'closing the sink failed'))
-    if (this.sink) await close(this.sink)
-    else void this.opening?.then(close, () => {})
-  }
-
   private signal(): void {
     const wake = this.wake
     this.wake = undefined
     wake?.()
   }
 
-  /** Writes `batch` until it lands (true) or the run stops first (false). */
-  private async land(batch: WalBatch): Promise<boolean> {
-    const { fence, progress, logger, chaos } = this.options
+  /**
+   * Lands `batch` and its deadletters; resolves with what landed, for the counters, or undefined
+   * when the run stops first.
+   */
+  private async land(batch: WalBatch): Promise<CountedPart[] | undefined> {
+    const { fence, progress, logger, chaos, pipeline } = this.options
     const key = batchKey(batch.id)
-    const parts = await Promise.all(
-      batch.parts.map(async (part) => ({
-        ...part,
-        schema: await this.options.schemas.get(part.namespace, part.schemaVersion),
-      })),
+    let parts = await Promise.all(
+      batch.parts
+        .filter((part) => part.namespace !== this.deadletterNamespace)
+        .map(async (part) => ({
+          ...part,
+          schema: await this.options.schemas.get(part.namespace, part.schemaVersion),
+        })),
     )
-    const sinkBatch: SinkBatch = { id: batch.id, fence, parts }
+    // What the source set aside comes from the WAL with the rows, so it lands beside them.
+    const fromSource = sourceDeadletters(batch)
+    const sourceSetAside = this.setAside(batch, 'source', fromSource, key)
+    // Its failure is met below, where it is awaited; until then it must not count as unhandled.
+    sourceSetAside.catch(() => undefined)
+    let refusedRows: Deadletter[] = []
+    try {
+      for (;;) {
+        // A batch of set-aside records alone has no rows to land.
+        const outcome: WriteOutcome | undefined =
+          parts.length === 0
+            ? { status: 'already-landed' }
+            : await this.writeUntilAnswered(this.sink, { id: batch.id, fence, parts }, key)
+        if (outcome === undefined) return undefined
+        if (outcome.status === 'refused') {
+          if (refusedRows.length > 0) throw new RefusedAgainError(pipeline, key, outcome.rows)
+          const rest = setAsideRefused(batch.id, parts, outcome.rows)
+          logger.warn(
+            { batch: key, rows: rest.deadletters.length },
+            'the destination refused rows; setting them aside',
+          )
+          // Set aside before the rest is written: a retry after a crash meets the same refusal.
+          if (!(await this.setAside(batch, 'refused', rest.deadletters, key))) return undefined
+          parts = rest.parts
+          refusedRows = rest.deadletters
+          continue
+        }
+        if (!(await sourceSetAside)) return undefined
+        if (outcome.status === 'landed') for (const part of parts) progress.written(part.namespace, part.rows)
+        logger.debug({ batch: key, outcome: outcome.status }, 'batch landed')
+        chaos.at('after-land', key)
+        return countedParts(parts, [...fromSource, ...refusedRows])
+      }
+    } finally {
+      // Settled before the batch's outcome is: the forwarder closes the deadletter sink after it.
+      await sourceSetAside.catch(() => undefined)
+    }
+  }
+
+  /**
+   * Lands one stage of a batch's deadletters in the deadletter sink, or counts and drops them
+   * without one. False when the run stops first.
+   */
+  private async setAside(
+    batch: WalBatch,
+    stage: DeadletterStage,
+    deadletters: readonly Deadletter[],
+    key: string,
+  ): Promise<boolean> {
+    if (deadletters.length === 0) return true
+    const { progress, logger, fence } = this.options
+    const count = () => {
+      for (const d of deadletters) progress.deadlettered(d.namespace, 1)
+    }
+    if (!this.deadletterSink) {
+      count()
+      progress.discarded += deadletters.length
+      logger.warn(
+        { batch: key, rows: deadletters.length },
+        `Discarded ${deadletters.length} deadletter records because no deadletter sink is configured`,
+      )
+      return true
+    }
+    const dlBatch = deadletterBatch({ id: batch.id, fence }, stage, deadletters, new Date())
+    const outcome = await this.writeUntilAnswered(this.deadletterSink, dlBatch, batchKey(dlBatch.id))
+    if (outcome === undefined) return false
+    if (outcome.status === 'refused')
+      throw new DeadlettersRefusedError(this.options.pipeline, key, outcome.rows)
+    count()
+    logger.info({ batch: key, stage, rows: deadletters.length }, 'deadletters landed')
+    return true
+  }
+
+  /**
+   * Writes `batch` to `handle` until it answers other than `retry`: resolves with that answer, or
+   * undefined when the run stops first. Throws on `fatal` and when the retry budget is spent.
+   */
+  private async writeUntilAnswered(
+    handle: SinkHandle,
+    batch: SinkBatch,
+    key: string,
+  ): Promise<WriteOutcome | undefined> {
+    const { logger, chaos, progress } = this.options
     let failingSince: number | undefined
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.write(sinkBatch, key)
-      if (
-        outcome.status === 'landed' ||
-        outcome.status === 'already-landed' ||
-        this.sink?.guarantee === 'none'
-      ) {
-        if (outcome.status === 'landed') for (const part of parts) progress.written(part.namespace, part.rows)
-        if (outcome.status === 'retry' || outcome.status === 'fatal')
-          logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
-        logger.debug({ batch: key, outcome: outcome.status, attempt }, 'batch landed')
-        chaos.at('after-land', key)
-        return true
+      progress.uploadsInFlight++
+      const outcome = await handle
+        .write(batch, (write) => chaos.during('mid-write', key, write))
+        .finally(() => progress.uploadsInFlight--)
+      if (outcome.status !== 'retry' && outcome.status !== 'fatal') return outcome
+      await this.recordFailure(batch, outcome.error)
+      if (handle.current?.guarantee === 'none') {
+        logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
+        return { status: 'already-landed' }
       }
       if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
       failingSince ??= Date.now()
       // Stopping: the batch stays in the WAL for the next run.
-      if (this.stopped) return false
+      if (this.stopped) return undefined
       if (this.budgetSpent(failingSince)) throw new RetryBudgetSpent(outcome.error)
       const delay = backoff(attempt)
       logger.warn(
@@ -242,11 +355,25 @@ export class Forwarder {
     }
   }
 
-  private async markLanded(batch: WalBatch): Promise<true> {
+  private async markLanded(batch: WalBatch, counted: readonly CountedPart[]): Promise<true> {
     await this.options.wal.markLanded(batch.id)
-    await this.options.counters.recordLanded(batch.id, batch.parts)
+    await this.options.counters.recordLanded(batch.id, counted)
+    if (this.failuresOnRecord) {
+      this.failuresOnRecord = false
+      await this.options.landingFailures.forgetThrough(batch.id)
+    }
     releaseDeadBuffers((BUFFERED_BATCHES + this.maxWrites) * this.options.batchBytes)
     return true
+  }
+
+  /** For `SHOW PIPELINE`: a report, so failing to record it never stops the landing. */
+  private async recordFailure(batch: SinkBatch, error: Error): Promise<void> {
+    this.failuresOnRecord = true
+    // A deadletter batch's failure is its data batch's.
+    const id = { epoch: batch.id.epoch, seq: batch.id.seq }
+    await this.options.landingFailures
+      .record(id, error.message)
+      .catch((err: unknown) => this.options.logger.warn({ err }, 'recording a failed landing attempt failed'))
   }
 
   /**
@@ -255,49 +382,10 @@ export class Forwarder {
    */
   private budgetSpent(failingSince: number): boolean {
     const budget = this.options.retryBudgetMs
-    if (budget === undefined || this.finishedAt === undefined) return false
-    return Date.now() - Math.max(failingSince, this.finishedAt) >= budget
-  }
-
-  /** One attempt: open and prepare the sink if needed, then write. Every failure is a `retry`. */
-  private async write(batch: SinkBatch, key: string): Promise<WriteOutcome> {
-    const { progress, chaos } = this.options
-    progress.uploadsInFlight++
-    try {
-      const sink = await this.openSink()
-      for (const part of batch.parts) await this.prepare(sink, part.schema)
-      return await chaos.during('mid-write', key, sink.write(batch))
-    } catch (error) {
-      return { status: 'retry', error: error instanceof Error ? error : new Error(String(error)) }
-    } finally {
-      progress.uploadsInFlight--
-    }
-  }
-
-  /** Opens the sink once and prepares every current namespace, so tables exist even before rows arrive. */
-  private async openSink(): Promise<Sink> {
-    this.opening ??= this.options.openSink().then(
-      (sink) => (this.sink = sink),
-      (error: unknown) => {
-        this.opening = undefined
-        throw error
-      },
-    )
-    const sink = await this.opening
-    for (const schema of this.options.schemas.current()) await this.prepare(sink, schema)
-    return sink
-  }
-
-  private prepare(sink: Sink, schema: NamespaceSchema): Promise<void> {
-    let preparing = this.prepared.get(schema)
-    if (preparing === undefined) {
-      preparing = sink.prepare(schema).catch((error: unknown) => {
-        this.prepared.delete(schema)
-        throw error
-      })
-      this.prepared.set(schema, preparing)
-    }
-    return preparing
+    // Waiting at the cap, the source gives nothing more until a batch lands: as if it were read.
+    const since = this.finishedAt ?? this.waitingSince
+    if (budget === undefined || since === undefined) return false
+    return Date.now() - Math.max(failingSince, since) >= budget
   }
 
   private async countPending(): Promise<number> {

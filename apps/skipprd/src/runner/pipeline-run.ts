@@ -1,5 +1,5 @@
 /**
- * One sync of one pipeline, the sequence of skipprd-sync.txt:
+ * One sync of one pipeline (the README's "Commands" and "The guarantee"), in this sequence:
  *
  * 1. skip it if disabled (before touching the source), or — when every pipeline is synced — if it
  *    ran within its sync_frequency_seconds;
@@ -7,7 +7,9 @@
  * 3. load the saved schema, or discover and save it;
  * 4. open the WAL; the forwarder starts landing what earlier runs committed, in order;
  * 5. read the source from the WAL's resume offset, buffer, commit each flush (fsync) — and only
- *    then may the source position advance — while the forwarder lands committed batches;
+ *    then may the source position advance — while the forwarder lands committed batches. At
+ *    WAL_MAX_TOTAL_BYTES a commit, and so reading, waits for landings to free room. A full disk
+ *    stops reading for good; what was committed still lands, then the run fails naming the disk;
  * 6. with --once, drain: every committed batch lands, or the run exits 1 and they stay in the WAL.
  *    Without it, run until stopped, then flush the buffer, stop forwarding and release the lease.
  */
@@ -15,13 +17,22 @@ import { randomUUID } from 'node:crypto'
 import {
   batchKey,
   type ConnectorContext,
+  deadletterNamespace,
+  hasCode,
   type NamespaceSchema,
   type SinkDefinition,
   type Source,
   type SourceDefinition,
 } from '@skippr/connector-api'
 import { isLocalOwnerGone, localOwnerId, openStateStore, type PipelineState } from '@skippr/state'
-import { BatchBuffer, openWal, type ResumePositions, type Wal, type WalSettings } from '@skippr/wal'
+import {
+  BatchBuffer,
+  openWal,
+  type ResumePositions,
+  type Wal,
+  type WalDiskFullError,
+  type WalSettings,
+} from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import type { PipelineSettings } from '../config/settings.js'
@@ -29,6 +40,7 @@ import type { ResolvedConnector } from '../connectors.js'
 import { InterruptedError, SourceFailedError } from '../errors.js'
 import { connectorLogger } from '../logging.js'
 import type { Chaos } from './chaos.js'
+import { deadletterChunk } from './deadletters.js'
 import { RunProgress, type SyncListener } from './events.js'
 import { Forwarder } from './forwarder.js'
 import { SchemaRegistry } from './schemas.js'
@@ -39,6 +51,7 @@ export interface PipelineRunOptions {
   readonly wal: WalSettings
   readonly source: ResolvedConnector<SourceDefinition>
   readonly sink: ResolvedConnector<SinkDefinition> | undefined
+  readonly deadletterSink: ResolvedConnector<SinkDefinition> | undefined
   readonly configDir: string
   readonly env: Env
   readonly once: boolean
@@ -63,6 +76,8 @@ export type PipelineRunResult =
       readonly runId: string
       readonly rowsRead: number
       readonly rowsWritten: number
+      readonly deadletterRows: number
+      readonly discardedRows: number
       readonly namespaces: number
       readonly elapsedMs: number
     }
@@ -145,6 +160,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
           { namespace: next.namespace, version, fields_added: next.fields.length - previous.fields.length },
           'schema evolved',
         ),
+      deadletterNamespace(pipeline),
     )
     await schemas.load(() =>
       source.discover().catch((error: unknown) => Promise.reject(new SourceFailedError(pipeline, error))),
@@ -162,10 +178,18 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       // checked (about 20 ms of a busy event loop before the destination gets any work). More would
       // hold 10 MB each while they wait behind slower landings.
       keepBatches: 1,
+      maxTotalBytes: walSettings.maxTotalBytes,
+      // Without a destination nothing lands: at the cap the run stops rather than wait for ever.
+      whenFull: options.sink ? 'wait' : 'fail',
+      // Room for landing on a full disk: the WAL's own needs, and load files of the batches a
+      // destination lands or holds (the DuckDB sink writes them under the data directory, up to three:
+      // packages/sink-duckdb/src/sink.ts).
+      keepFreeBatches: options.sink ? LANDING_BATCHES : 0,
+      logger: connectorLogger(logger),
     })
     cleanups.push(() => wal.close())
 
-    const sink = options.sink
+    const { sink, deadletterSink } = options
     const forwarder =
       sink &&
       new Forwarder({
@@ -173,9 +197,12 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         pipeline,
         fence: lease.token,
         openSink: async () => sink.definition.create(sink.config, context),
+        openDeadletterSink:
+          deadletterSink && (async () => deadletterSink.definition.create(deadletterSink.config, context)),
         schemas,
         progress,
         counters: state.counters,
+        landingFailures: state.landingFailures,
         logger,
         chaos,
         retryBudgetMs: options.once ? options.retryBudgetMs : undefined,
@@ -191,11 +218,16 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       await forwarding?.catch(() => {})
     })
 
+    const reading = AbortSignal.any([options.stop, failed.signal])
+    const waitForRoom = (): void => {
+      logger.debug('the WAL is at WAL_MAX_TOTAL_BYTES: reading waits for landed batches to free room')
+      forwarder?.sourceWaiting()
+    }
     const buffer = new BatchBuffer({
       thresholdBytes: walSettings.bufferThresholdBytes,
       thresholdSeconds: walSettings.bufferThresholdSeconds,
       commit: async (batch) => {
-        const id = await wal.commit(batch)
+        const id = await wal.commit(batch, { signal: reading, onFull: waitForRoom })
         // The batch is durable: the forwarder may land it while its counters are written (each batch
         // counts once, in whichever order the two records reach the state store).
         const counted = state.counters.recordCommitted(id, batch.parts)
@@ -210,8 +242,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
     })
 
     listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'start' })
-    const reading = AbortSignal.any([options.stop, failed.signal])
-    await ingest({
+    const diskFull = await readIntoWal({
       source,
       wal,
       buffer,
@@ -222,12 +253,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       follow: !options.once,
       signal: reading,
     })
-    if (!options.once && !reading.aborted) {
-      // A finite source ended while following: commit what it gave, keep landing, idle until stopped.
-      await buffer.flush()
-      await aborted(reading)
-    }
-    await buffer.close()
+    if (diskFull) throw await landAfterDiskFull(diskFull, wal, forwarder, forwarding, logger)
     throwIfFailed(failed.signal)
     listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'done' })
 
@@ -247,11 +273,19 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       runId,
       rowsRead: progress.rowsRead,
       rowsWritten: progress.rowsWritten,
+      deadletterRows: progress.deadletterRows,
+      discardedRows: progress.discarded,
       namespaces: schemas.current().length,
       elapsedMs: progress.elapsedMs(),
     }
     logger.info(
-      { rows_read: result.rowsRead, rows_written: result.rowsWritten, elapsed_ms: result.elapsedMs },
+      {
+        rows_read: result.rowsRead,
+        rows_written: result.rowsWritten,
+        deadletter_rows: result.deadletterRows,
+        discarded_rows: result.discardedRows,
+        elapsed_ms: result.elapsedMs,
+      },
       'sync complete',
     )
     listener({ type: 'complete', pipeline, ...result })
@@ -280,6 +314,64 @@ interface IngestOptions {
   readonly signal: AbortSignal
 }
 
+/**
+ * Reads the source into the WAL until it ends (following: until the run stops) and commits the rest.
+ * A full disk ends reading but not the run: it resolves with that error, so that what was committed
+ * still lands. A commit that waited at the cap until the run stopped is no failure of its own (the
+ * run reports why it stopped); either way the resume position stays at the last committed batch.
+ */
+async function readIntoWal(options: IngestOptions): Promise<WalDiskFullError | undefined> {
+  const { buffer, signal } = options
+  try {
+    await ingest(options)
+    if (options.follow && !signal.aborted) {
+      // A finite source ended while following: commit what it gave, keep landing, idle until stopped.
+      await buffer.flush()
+      await aborted(signal)
+    }
+    await buffer.close()
+    return undefined
+  } catch (error) {
+    if (hasCode(error, 'WAL_DISK_FULL')) return error as WalDiskFullError
+    if (signal.aborted && error === signal.reason) return undefined
+    throw error
+  }
+}
+
+/**
+ * After the disk filled: nothing more is read, but every committed batch still lands (its acks free
+ * WAL files), and the run ends with the disk-full error saying what became of them. Landing needs
+ * little new space, and the WAL left it free (keepFreeBytes, keepFreeBatches) and gave its reserve back.
+ */
+async function landAfterDiskFull(
+  error: WalDiskFullError,
+  wal: Wal,
+  forwarder: Forwarder | undefined,
+  forwarding: Promise<boolean> | undefined,
+  logger: Logger,
+): Promise<WalDiskFullError> {
+  logger.warn({ err: error }, 'the disk is full: reading stopped; landing the committed batches')
+  if (!forwarder || !forwarding)
+    return error.withOutcome('the committed batches stay in the WAL (the pipeline has no data_sink)')
+  forwarder.finish()
+  const landed = (): string => {
+    const n = wal.landedBatches
+    return `${n} committed batch${n === 1 ? '' : 'es'} landed`
+  }
+  try {
+    if (await forwarding) {
+      const n = wal.landedBatches
+      return error.withOutcome(n === 0 ? 'no committed batch was waiting to land' : `the ${landed()}`)
+    }
+    return error.withOutcome(`${landed()}; the run was stopped before the rest landed`)
+  } catch (failure) {
+    return error.withOutcome(`${landed()}; ${failure instanceof Error ? failure.message : String(failure)}`)
+  }
+}
+
+/** Batches a destination may hold on the data directory's disk while it lands them. */
+const LANDING_BATCHES = 3
+
 /** Reads the source from the WAL's resume offset into the buffer until it ends or `signal` aborts. */
 async function ingest(options: IngestOptions): Promise<void> {
   const { source, buffer, schemas, progress, chaos, signal } = options
@@ -296,7 +388,13 @@ async function ingest(options: IngestOptions): Promise<void> {
       const chunk = next.value
       const schemaVersion = await schemas.observe(chunk)
       progress.read(chunk.namespace, chunk.rows, chunk.body.length)
-      await buffer.add({ ...chunk, schemaVersion })
+      const data = { ...chunk, schemaVersion }
+      const refused = chunk.refused ?? []
+      await buffer.add(
+        refused.length === 0
+          ? data
+          : [data, deadletterChunk(options.pipeline, refused, chunk.offset, new Date())],
+      )
       chaos.at('mid-read', `${chunk.namespace} +${chunk.rows} rows`)
     }
   } finally {
@@ -333,7 +431,7 @@ function discovered(
 }
 
 /** The WAL keeps the resume position here once the batches carrying it are trimmed. */
-function resumePositions(state: PipelineState, fence: bigint): ResumePositions {
+export function resumePositions(state: PipelineState, fence: bigint): ResumePositions {
   return {
     load: () => state.getResumeOffset(),
     save: (offset) => (offset === undefined ? state.reset() : state.saveResumeOffset(offset, { fence })),

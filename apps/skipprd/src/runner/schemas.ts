@@ -21,6 +21,8 @@ export class SchemaRegistry {
     /** A namespace seen for the first time (discovered, or appearing during the run). */
     private readonly onDiscovered: (schema: NamespaceSchema) => void,
     private readonly onEvolved: (previous: NamespaceSchema, next: NamespaceSchema, version: number) => void,
+    /** The pipeline's deadletter namespace, which no source namespace may take. */
+    private readonly reserved: string,
   ) {}
 
   /** Loads the saved schemas; with none saved yet, runs `discover` and saves what it finds. */
@@ -71,6 +73,10 @@ export class SchemaRegistry {
   }
 
   private async add(schema: NamespaceSchema): Promise<number> {
+    if (schema.namespace === this.reserved)
+      throw new Error(
+        `the source has a namespace named '${schema.namespace}', the name of this pipeline's deadletters; rename it in the source config (namespace:) or rename the pipeline`,
+      )
     const version = await this.save(schema)
     this.onDiscovered(schema)
     return version

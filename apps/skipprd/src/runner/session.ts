@@ -17,6 +17,7 @@ import {
   pipelineSettings,
   type RuntimeFlags,
 } from '../config/settings.js'
+import { checkDestinationsFit, type DestinationTier, walBackend } from '../config/wal-storage.js'
 import { type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
 import type { Redactor } from '../redact.js'
 import { createChaos, noChaos } from './chaos.js'
@@ -45,6 +46,7 @@ export interface ResolvedPipeline {
   readonly wal: WalSettings
   readonly source: ResolvedConnector<SourceDefinition>
   readonly sink: ResolvedConnector<SinkDefinition> | undefined
+  readonly deadletterSink: ResolvedConnector<SinkDefinition> | undefined
 }
 
 /** Settings and connectors of a pipeline; its secrets are registered for redaction. */
@@ -56,12 +58,25 @@ export async function resolvePipeline(
   const { file } = environment
   const settings = pipelineSettings(file, name, environment.flags, environment.cwd, once)
   parseStoreType(settings.store.type)
-  const [source, sink] = await Promise.all([
+  const { sinkEntry, deadletterSinkEntry } = settings
+  const [source, sink, deadletterSink] = await Promise.all([
     resolveSource(file, settings.sourceEntry),
-    settings.sinkEntry === undefined ? undefined : resolveSink(file, settings.sinkEntry),
+    sinkEntry === undefined ? undefined : resolveSink(file, sinkEntry),
+    deadletterSinkEntry === undefined
+      ? undefined
+      : resolveSink(file, deadletterSinkEntry, 'deadletter_sinks'),
   ])
-  environment.redactor.add([...source.secrets, ...(sink?.secrets ?? [])])
-  return { settings, wal: walSettings(file, settings), source, sink }
+  environment.redactor.add([...source.secrets, ...(sink?.secrets ?? []), ...(deadletterSink?.secrets ?? [])])
+  checkDestinationsFit(settings.walStorage, [
+    ...(sink ? [destinationTier('data_sinks', sink)] : []),
+    ...(deadletterSink ? [destinationTier('deadletter_sinks', deadletterSink)] : []),
+  ])
+  walBackend(settings.walStorage)
+  return { settings, wal: walSettings(file, settings), source, sink, deadletterSink }
+}
+
+function destinationTier(section: string, sink: ResolvedConnector<SinkDefinition>): DestinationTier {
+  return { where: `${section}.${sink.entry}`, type: sink.type, guarantee: sink.definition.guarantee }
 }
 
 /** The WAL's settings resolver, with a bad skippr.yml value reported at its path in the file. */
@@ -71,13 +86,14 @@ function walSettings(file: ConfigFile, settings: PipelineSettings): WalSettings 
       yaml: {
         buffer_threshold_bytes: settings.bufferThresholdBytes,
         buffer_threshold_seconds: settings.bufferThresholdSeconds,
+        wal_max_total_bytes: settings.walMaxTotalBytes,
       },
       env: { ...file.env, WAL_STORAGE: settings.walStorage },
     })
   } catch (error) {
     const setting = (error as { setting?: unknown }).setting
     if (!hasCode(error, 'WAL_CONFIG_INVALID') || typeof setting !== 'string') throw error
-    const where = setting.startsWith('buffer_threshold_')
+    const where = /^(buffer_threshold_|wal_max_total_bytes$)/.test(setting)
       ? `${file.label}: pipelines.${settings.name}.${setting}: `
       : ''
     throw new ConfigError(`${where}${(error as Error).message}`, { cause: error })

@@ -5,7 +5,7 @@ import path from 'node:path'
 
 export interface Project {
   readonly dir: string
-  write(name: string, text: string): Promise<void>
+  write(name: string, text: string | Uint8Array): Promise<void>
   /** Every log line written under `logs/` in `dir` (DATA_DIR unset). */
   logs(): Promise<string>
   remove(): Promise<void>
@@ -13,7 +13,7 @@ export interface Project {
 
 export async function project(config?: string): Promise<Project> {
   const dir = await mkdtemp(path.join(tmpdir(), 'skippr-'))
-  const write = (name: string, text: string) => writeFile(path.join(dir, name), text)
+  const write = (name: string, text: string | Uint8Array) => writeFile(path.join(dir, name), text)
   if (config !== undefined) await write('skippr.yml', config)
   return {
     dir,

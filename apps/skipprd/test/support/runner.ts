@@ -18,6 +18,7 @@ import { resolveWalSettings } from '@skippr/wal'
 import pino from 'pino'
 import * as v from 'valibot'
 import type { PipelineSettings } from '../../src/config/settings.js'
+import type { ResolvedConnector } from '../../src/connectors.js'
 import { noChaos } from '../../src/runner/chaos.js'
 import type { SyncEvent } from '../../src/runner/events.js'
 import type { PipelineRunOptions } from '../../src/runner/pipeline-run.js'
@@ -52,12 +53,18 @@ export interface Harness {
   options(overrides?: Partial<PipelineRunOptions>): PipelineRunOptions
 }
 
-export function harness(dataDir: string, source: () => Source, sink: (() => Sink) | undefined): Harness {
+export function harness(
+  dataDir: string,
+  source: () => Source,
+  sink: (() => Sink) | undefined,
+  deadletterSink?: () => Sink,
+): Harness {
   const events: SyncEvent[] = []
   const settings: PipelineSettings = {
     name: 'items',
     sourceEntry: 'memory',
     sinkEntry: sink && 'memory',
+    deadletterSinkEntry: deadletterSink && 'memory',
     dataDir,
     syncFrequencySeconds: 900,
     chaos: false,
@@ -73,26 +80,27 @@ export function harness(dataDir: string, source: () => Source, sink: (() => Sink
     config: v.strictObject({}),
     create: () => source(),
   }
-  const sinkDefinition: SinkDefinition | undefined = sink && {
-    kind: 'sink',
+  const memorySink = (create: () => Sink): ResolvedConnector<SinkDefinition> => ({
+    entry: 'memory',
     type: 'Memory',
-    guarantee: 'exactly-once',
-    config: v.strictObject({}),
-    create: () => sink(),
-  }
+    definition: {
+      kind: 'sink',
+      type: 'Memory',
+      guarantee: 'exactly-once',
+      config: v.strictObject({}),
+      create,
+    },
+    config: {},
+    secrets: [],
+  })
   return {
     events,
     options: (overrides = {}) => ({
       settings,
       wal: resolveWalSettings({ yaml: { buffer_threshold_bytes: 64 }, env: {} }),
       source: { entry: 'memory', type: 'Memory', definition: sourceDefinition, config: {}, secrets: [] },
-      sink: sinkDefinition && {
-        entry: 'memory',
-        type: 'Memory',
-        definition: sinkDefinition,
-        config: {},
-        secrets: [],
-      },
+      sink: sink && memorySink(sink),
+      deadletterSink: deadletterSink && memorySink(deadletterSink),
       configDir: dataDir,
       env: {},
       once: true,
