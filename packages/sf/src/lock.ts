@@ -26,7 +26,8 @@
  *    is in place within staleMs of that start (the normal path), any taker of the old one sees the change
  *    at its (b) and gives up. Later than that, the renewal then lists the markers: one for the record it
  *    replaced means a taker saw that record unchanged for staleMs and may write its own at any moment, and
- *    the lock is lost.
+ *    the lock is lost. (A late renewal also lists them before writing, so that it does not write over the
+ *    record of a taker that already finished, and can name it.)
  *  - That holds however late the heartbeat is. A taker that finished before our read shows in the record.
  *    Otherwise, if our new record is in place before the taker's (b), it sees the change and gives up; if
  *    not, our rename came after its (a), so past staleMs, and the listing we then make finds the marker
@@ -253,10 +254,16 @@ export class SlotLock {
         this.lose(rec ? `PID ${rec.pid} on ${rec.host} took the slot over` : 'owner.json was removed')
         return
       }
+      // Late, a taker may have marked the record we read: give up before writing over its record.
+      // The check after the write is the one the module comment's argument rests on.
+      if (!this.replacedInTime() && (await this.takeoverMarked(raw))) {
+        this.lose(await this.takerNamed())
+        return
+      }
       this.heartbeat++
       await this.writeRecord()
       if (!this.replacedInTime() && (await this.takeoverMarked(raw))) {
-        this.lose('another process was taking the slot over')
+        this.lose(await this.takerNamed())
         return
       }
       this.renewedAt = startedAt
@@ -274,6 +281,14 @@ export class SlotLock {
   private async takeoverMarked(raw: Buffer | undefined): Promise<boolean> {
     const prefix = markerPrefix(raw)
     return (await this.files.list(path.join(this.dir, LOCK_DIR))).some((n) => n.startsWith(prefix))
+  }
+
+  /** Why the lock is lost to a marked takeover: the taker, once its record is in place. */
+  private async takerNamed(): Promise<string> {
+    const rec = parseOwner(await this.files.read(this.ownerFile).catch(() => undefined))
+    return rec && rec.instance !== this.instance
+      ? `PID ${rec.pid} on ${rec.host} took the slot over`
+      : 'another process was taking the slot over'
   }
 
   private silenceMs(): number {
