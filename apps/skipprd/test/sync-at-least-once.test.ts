@@ -116,8 +116,9 @@ describe('Amqp', () => {
     const { messageCount } = await channel.checkQueue(name)
     expect(messageCount).toBe(ROWS)
     const first = await channel.get(name, { noAck: true })
-    expect(first && JSON.parse(first.content.toString()).rental_id).toBe(1)
-    expect(first?.properties.messageId).toMatch(/^bikehire\/[0-9a-f]+\/000000000001\/0:0$/)
+    if (first === false) throw new Error(`queue ${name} holds no message`)
+    expect(JSON.parse(first.content.toString()).rental_id).toBe(1)
+    expect(first.properties.messageId).toMatch(/^bikehire\/[0-9a-f]+\/000000000001\/0:0$/)
     await channel.purgeQueue(name)
   })
 
