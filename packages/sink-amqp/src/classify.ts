@@ -4,7 +4,7 @@
  * a missing vhost or exchange, and a publish the broker refuses outright are not.
  */
 import type { WriteOutcome } from '@skippr/connector-api'
-import { cannotLand, retryLater } from '@skippr/connector-api'
+import { cannotLand, hasNetworkCode, retryLater } from '@skippr/connector-api'
 import type { AmqpSinkError } from './errors.js'
 import {
   AccessRefusedError,
@@ -15,18 +15,6 @@ import {
   UnavailableError,
   VhostRefusedError,
 } from './errors.js'
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-])
 
 /** What amqplib says, without a code, when a socket ends, times out or stops answering. */
 const NETWORK_MESSAGES =
@@ -60,8 +48,7 @@ export function classify(error: unknown, at: FailureContext): Failure {
   if (reply === 530) return { retry: false, error: new VhostRefusedError(at.target, at.vhost, error) }
   if (reply !== undefined && REFUSALS.has(reply))
     return { retry: false, error: new RejectedError(at.target, at.exchange, error) }
-  const code = (error as { code?: unknown } | undefined)?.code
-  if ((typeof code === 'string' && NETWORK_CODES.has(code)) || NETWORK_MESSAGES.test(message))
+  if (hasNetworkCode(error) || NETWORK_MESSAGES.test(message))
     return { retry: true, error: new UnavailableError(at.target, error) }
   return { retry: true, error: new TransientError(at.target, error) }
 }

@@ -3,7 +3,7 @@
  * 18.16 answers every exception with HTTP 500, so the server's error code decides, not the status.
  */
 import type { WriteOutcome } from '@skippr/connector-api'
-import { cannotLand, retryLater } from '@skippr/connector-api'
+import { cannotLand, hasNetworkCode, retryLater } from '@skippr/connector-api'
 import type { ClickhouseSinkError } from './errors.js'
 import {
   AuthenticationError,
@@ -14,19 +14,6 @@ import {
   TransientError,
   UnavailableError,
 } from './errors.js'
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-])
 
 /** What the client raises without a code when a request times out or the socket closes. */
 const NETWORK_MESSAGES = /timeout|socket hang up|other side closed/i
@@ -62,9 +49,8 @@ export interface Failure {
 export function classify(error: unknown, at: FailureContext): Failure {
   const code = serverCodeOf(error)
   if (code === undefined) {
-    const errno = (error as { code?: unknown } | undefined)?.code
     const message = error instanceof Error ? error.message : String(error)
-    if ((typeof errno === 'string' && NETWORK_CODES.has(errno)) || NETWORK_MESSAGES.test(message))
+    if (hasNetworkCode(error) || NETWORK_MESSAGES.test(message))
       return { retry: true, error: new UnavailableError(at.target, error) }
     // No server code: a proxy's 5xx, an answer cut short. The request may succeed next time.
     return { retry: true, error: new TransientError(at.table, error) }

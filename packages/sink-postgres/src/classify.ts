@@ -3,7 +3,7 @@
  * Connection loss and contention are transient; refused data and refused access are not.
  */
 import type { WriteOutcome } from '@skippr/connector-api'
-import { cannotLand, retryLater } from '@skippr/connector-api'
+import { cannotLand, hasNetworkCode, retryLater } from '@skippr/connector-api'
 import type { PostgresSinkError } from './errors.js'
 import {
   DataRejectedError,
@@ -13,18 +13,6 @@ import {
   TransientError,
   UnavailableError,
 } from './errors.js'
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-])
 
 /** Messages pg raises without a code when a connection ends or never opens in time. */
 const NETWORK_MESSAGES =
@@ -54,9 +42,8 @@ export interface Failure {
 export function classify(error: unknown, at: FailureContext): Failure {
   const state = sqlStateOf(error)
   if (state === undefined) {
-    const code = (error as { code?: unknown } | undefined)?.code
     const message = error instanceof Error ? error.message : String(error)
-    if ((typeof code === 'string' && NETWORK_CODES.has(code)) || NETWORK_MESSAGES.test(message))
+    if (hasNetworkCode(error) || NETWORK_MESSAGES.test(message))
       return { retry: true, error: new UnavailableError(at.target, error) }
     return { retry: true, error: new TransientError(at.table, error) }
   }
