@@ -12,8 +12,8 @@
  *  - otherwise (another host, e.g. a replaced container; or an unreadable record), when owner.json does not
  *    change for `staleMs` of watching. Any change means a live owner: SlotLockedError.
  * Either way the taker then (a) creates a marker, `takeover-<fingerprint of the record it saw>-<n>`,
- * exclusively, so one taker wins, (b) reads owner.json once more and gives up if it changed, (c) writes
- * its own record.
+ * exclusively, so one taker wins (it holds the taker's host and PID, to name it), (b) reads owner.json
+ * once more and gives up if it changed, (c) writes its own record.
  *
  * Never two live owners:
  *  - The lease. An owner writes (frames, segments, the watermark) only within staleMs / 2 of the start of
@@ -205,7 +205,13 @@ export class SlotLock {
     for (let n = 0; ; n++) {
       const marker = path.join(this.dir, LOCK_DIR, `${markerPrefix(raw)}${n}`)
       try {
-        await (await fsp.open(marker, 'wx')).close()
+        const handle = await fsp.open(marker, 'wx')
+        try {
+          // Names this taker to an owner whose late renewal wrote over our record (renew()).
+          await handle.writeFile(JSON.stringify({ host: os.hostname(), pid: process.pid }))
+        } finally {
+          await handle.close()
+        }
         break
       } catch (e) {
         if (errorCode(e) !== 'EEXIST') throw e
@@ -257,13 +263,13 @@ export class SlotLock {
       // Late, a taker may have marked the record we read: give up before writing over its record.
       // The check after the write is the one the module comment's argument rests on.
       if (!this.replacedInTime() && (await this.takeoverMarked(raw))) {
-        this.lose(await this.takerNamed())
+        this.lose(await this.takerNamed(raw))
         return
       }
       this.heartbeat++
       await this.writeRecord()
       if (!this.replacedInTime() && (await this.takeoverMarked(raw))) {
-        this.lose(await this.takerNamed())
+        this.lose(await this.takerNamed(raw))
         return
       }
       this.renewedAt = startedAt
@@ -283,11 +289,19 @@ export class SlotLock {
     return (await this.files.list(path.join(this.dir, LOCK_DIR))).some((n) => n.startsWith(prefix))
   }
 
-  /** Why the lock is lost to a marked takeover: the taker, once its record is in place. */
-  private async takerNamed(): Promise<string> {
+  /**
+   * Why the lock is lost to a takeover marked for record `raw`: the taker, named by its record, or
+   * by its marker when our renewal wrote over that record.
+   */
+  private async takerNamed(raw: Buffer | undefined): Promise<string> {
     const rec = parseOwner(await this.files.read(this.ownerFile).catch(() => undefined))
-    return rec && rec.instance !== this.instance
-      ? `PID ${rec.pid} on ${rec.host} took the slot over`
+    if (rec && rec.instance !== this.instance) return `PID ${rec.pid} on ${rec.host} took the slot over`
+    const dir = path.join(this.dir, LOCK_DIR)
+    const names = await this.files.list(dir).catch(() => [])
+    const marker = names.find((name) => name.startsWith(markerPrefix(raw)))
+    const taker = marker && parseTaker(await this.files.read(path.join(dir, marker)).catch(() => undefined))
+    return taker
+      ? `PID ${taker.pid} on ${taker.host} took the slot over`
       : 'another process was taking the slot over'
   }
 
@@ -332,6 +346,18 @@ function parseOwner(raw: Buffer | undefined): OwnerRecord | undefined {
       return undefined
     }
     return rec as OwnerRecord
+  } catch {
+    return undefined
+  }
+}
+
+/** The taker a takeover marker names; undefined while it is still empty, or unreadable. */
+function parseTaker(raw: Buffer | undefined): { host: string; pid: number } | undefined {
+  try {
+    const taker = JSON.parse(raw?.toString('utf8') ?? '') as { host?: unknown; pid?: unknown }
+    return typeof taker.host === 'string' && typeof taker.pid === 'number'
+      ? { host: taker.host, pid: taker.pid }
+      : undefined
   } catch {
     return undefined
   }
