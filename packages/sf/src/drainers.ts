@@ -6,7 +6,7 @@
  * slot — writes `.failed` with the reason, so later scans leave the slot to an operator.
  */
 import path from 'node:path'
-import type { SenderCounters } from './counters.js'
+import type { SenderCounters } from './sender-counters.js'
 import { Forwarder } from './forwarder.js'
 import { nodeFs, replaceFileDurably } from './io.js'
 import type { Endpoint } from './link.js'

@@ -5,7 +5,7 @@
  * Terminal errors (HALT, auth, protocol, corruption) stop it and are latched.
  */
 import { type BackoffPolicy, backoffDelay } from './backoff.js'
-import type { SenderCounters } from './counters.js'
+import type { SenderCounters } from './sender-counters.js'
 import {
   ProtocolViolationError,
   ReceiverFrameLimitError,

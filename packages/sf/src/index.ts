@@ -1,5 +1,5 @@
 /** `@skippr/sf`: the sender, the receiver, the wire protocol, and the slot (also `@skippr/sf/slot`). */
-export type { SenderCounters } from './counters.js'
+export type { SenderCounters } from './sender-counters.js'
 export type { DrainerEvent } from './drainers.js'
 export type { ErrorHandler } from './error-inbox.js'
 export {

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { newCounters, type SenderCounters } from './counters.js'
+import { newCounters, type SenderCounters } from './sender-counters.js'
 import { type DrainerEvent, DrainerPool } from './drainers.js'
 import { defaultErrorHandler, type ErrorHandler, ErrorInbox } from './error-inbox.js'
 import {

@@ -1,8 +1,8 @@
 /**
  * The slot's single writer: group commit, rotation with sealing, and the preallocated spare segment.
- * Appends are planned against the segment budget when they are queued, laid out in a batch (batch.ts), and
- * written by one flush loop, one vectored write per segment; appends queued while a write or fdatasync runs
- * form the next batch and share its sync.
+ * Appends are planned against the segment budget when they are queued, laid out in a group commit
+ * (group-commit.ts), and written by one flush loop, one vectored write per segment; appends queued while
+ * a write or fdatasync runs form the next group commit and share its sync.
  *
  * Trimmed segments are retired (renamed `.tmp`, up to MAX_RETIRED) rather than deleted, and the next spare
  * is made from a retired file when there is one: overwriting blocks that are already allocated syncs far
@@ -14,7 +14,7 @@
 import path from 'node:path'
 import type { Durability, Payload, Preallocate } from './base-slot.js'
 import { FULL, payloadLength } from './base-slot.js'
-import { Batch, type Waiter } from './batch.js'
+import { GroupCommit, type Waiter } from './group-commit.js'
 import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
 import {
   encodeSeal,
@@ -94,8 +94,8 @@ export class SegmentWriter {
   private readonly retired: Retired[] = []
   /** Segment budget as seen by queued appends: segment count and free bytes in the last one. */
   private plan = { segments: 0, free: 0 }
-  private fill = new Batch()
-  private idle = new Batch()
+  private fill = new GroupCommit()
+  private idle = new GroupCommit()
   private flushing = false
   private flushed: Promise<void> = Promise.resolve()
   private syncWanted = false
@@ -313,7 +313,7 @@ export class SegmentWriter {
    * Writes the batch across as many segments as it needs, syncs as the durability mode requires, then
    * publishes it. A disk-full rotation publishes the frames already sealed and rejects the rest.
    */
-  private async writeBatch(batch: Batch): Promise<void> {
+  private async writeBatch(batch: GroupCommit): Promise<void> {
     const firstFsn = this.nextFsn
     const n = batch.sizes.length
     batch.encode()
@@ -351,7 +351,7 @@ export class SegmentWriter {
     return a.seg.fileBytes - a.seg.writtenEnd
   }
 
-  private publish(batch: Batch, firstFsn: bigint, frames: number): void {
+  private publish(batch: GroupCommit, firstFsn: bigint, frames: number): void {
     if (frames === 0) return
     for (let k = this.segments.length - 1; k >= 0; k--) {
       const seg = this.segments[k]!

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { newCounters } from '../src/counters.js'
+import { newCounters } from '../src/sender-counters.js'
 import { defaultErrorHandler, ErrorInbox } from '../src/error-inbox.js'
 import { SenderServerError } from '../src/errors.js'
 

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { IN_PLACE_BYTES } from '../src/batch.js'
+import { IN_PLACE_BYTES } from '../src/group-commit.js'
 import { IOV_MAX } from '../src/io.js'
 import { openSlot } from '../src/slot.js'
 import { errno, FaultyFs } from './support/faulty-fs.js'

@@ -15,7 +15,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Slot } from '../src/base-slot.js'
-import { IN_PLACE_BYTES } from '../src/batch.js'
+import { IN_PLACE_BYTES } from '../src/group-commit.js'
 import { openSlot } from '../src/slot.js'
 import { captureLogger, collect, tmpSfDir } from './support/helpers.js'
 import { SimFs } from './support/sim-fs.js'

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { IN_PLACE_BYTES } from '../src/batch.js'
+import { IN_PLACE_BYTES } from '../src/group-commit.js'
 import { openSlot } from '../src/slot.js'
 import { FaultyFs } from './support/faulty-fs.js'
 import { appendAll, captureLogger, collect, crashCopy, payload, tmpSfDir } from './support/helpers.js'

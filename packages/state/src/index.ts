@@ -1,5 +1,5 @@
 export type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
-export type { CountedBatch, CountedPart, NamespaceCounts, PipelineCounters } from './counters.js'
+export type { CountedBatch, CountedPart, NamespaceCounts, PipelineCounters } from './pipeline-counters.js'
 export {
   hasCode,
   INVALID_STATE_NAME,

@@ -1,5 +1,5 @@
 import type { StateBackend } from './backend.js'
-import { PipelineCounters } from './counters.js'
+import { PipelineCounters } from './pipeline-counters.js'
 import type { JsonValue } from './json.js'
 import { PipelineKeys } from './keys.js'
 import { LandingFailures } from './landing-failures.js'

@@ -29,10 +29,10 @@ interface InPlace {
   piece: Uint8Array
 }
 
-export class Batch {
+export class GroupCommit {
   private static readonly INITIAL_BYTES = 256 * 1024
   private static readonly KEEP_BYTES = 8 * MiB
-  private buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
+  private buf = Buffer.allocUnsafe(GroupCommit.INITIAL_BYTES)
   /** Each frame's payload pieces. */
   private payloads: (readonly Uint8Array[])[] = []
   /** Where each frame starts in `buf`, and where the last one ends. */
@@ -119,7 +119,7 @@ export class Batch {
     this.firstInPlace = []
     this.sizes = []
     this.waiters = []
-    if (this.buf.length > Batch.KEEP_BYTES) this.buf = Buffer.allocUnsafe(Batch.INITIAL_BYTES)
+    if (this.buf.length > GroupCommit.KEEP_BYTES) this.buf = Buffer.allocUnsafe(GroupCommit.INITIAL_BYTES)
   }
 }
 
