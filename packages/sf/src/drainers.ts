@@ -6,12 +6,12 @@
  * slot — writes `.failed` with the reason, so later scans leave the slot to an operator.
  */
 import path from 'node:path'
-import type { SenderCounters } from './sender-counters.js'
 import { Forwarder } from './forwarder.js'
 import { nodeFs, replaceFileDurably } from './io.js'
 import type { Endpoint } from './link.js'
 import { listOrphanSlots } from './orphans.js'
 import type { SenderConfig } from './sender-config.js'
+import type { SenderCounters } from './sender-counters.js'
 import { FAILED_FILE, type Slot } from './slot.js'
 
 export type DrainerEvent =

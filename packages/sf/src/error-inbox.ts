@@ -2,8 +2,9 @@
  * A bounded queue between the I/O loop and the user's error handler. The I/O loop never waits for the
  * handler; notifications that do not fit are counted as dropped, never silently lost.
  */
-import type { SenderCounters } from './sender-counters.js'
+
 import { defaultLogger } from './logger.js'
+import type { SenderCounters } from './sender-counters.js'
 
 export type ErrorHandler = (error: Error) => void | Promise<void>
 

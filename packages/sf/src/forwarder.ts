@@ -5,7 +5,6 @@
  * Terminal errors (HALT, auth, protocol, corruption) stop it and are latched.
  */
 import { type BackoffPolicy, backoffDelay } from './backoff.js'
-import type { SenderCounters } from './sender-counters.js'
 import {
   ProtocolViolationError,
   ReceiverFrameLimitError,
@@ -15,6 +14,7 @@ import {
 } from './errors.js'
 import { type Endpoint, Link } from './link.js'
 import { LONE_RECORD_BYTES, type RecentFrames } from './recent-frames.js'
+import type { SenderCounters } from './sender-counters.js'
 import type { Slot } from './slot.js'
 import { dataMessageBytes, type ErrorCategory, encodeData, loneDataMessage } from './wire.js'
 

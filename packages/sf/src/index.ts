@@ -1,5 +1,5 @@
 /** `@skippr/sf`: the sender, the receiver, the wire protocol, and the slot (also `@skippr/sf/slot`). */
-export type { SenderCounters } from './sender-counters.js'
+
 export type { DrainerEvent } from './drainers.js'
 export type { ErrorHandler } from './error-inbox.js'
 export {
@@ -25,6 +25,7 @@ export type { SenderHandlers } from './sender.js'
 export { Sender } from './sender.js'
 export type { SenderOptions, SfDurability } from './sender-config.js'
 export { parseConnectString } from './sender-config.js'
+export type { SenderCounters } from './sender-counters.js'
 export type {
   DataLossRange,
   Durability,

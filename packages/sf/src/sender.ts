@@ -4,7 +4,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { newCounters, type SenderCounters } from './sender-counters.js'
 import { type DrainerEvent, DrainerPool } from './drainers.js'
 import { defaultErrorHandler, type ErrorHandler, ErrorInbox } from './error-inbox.js'
 import {
@@ -18,6 +17,7 @@ import type { Endpoint } from './link.js'
 import { openMemorySlot } from './memory-slot.js'
 import { privateCopy, RecentFrames } from './recent-frames.js'
 import { type SenderConfig, type SenderOptions, senderConfigFrom } from './sender-config.js'
+import { newCounters, type SenderCounters } from './sender-counters.js'
 import { openSlot, type Slot } from './slot.js'
 
 export interface SenderHandlers {

@@ -14,7 +14,6 @@
 import path from 'node:path'
 import type { Durability, Payload, Preallocate } from './base-slot.js'
 import { FULL, payloadLength } from './base-slot.js'
-import { GroupCommit, type Waiter } from './group-commit.js'
 import { DiskFullError, FrameTooLargeError, SlotIoError } from './errors.js'
 import {
   encodeSeal,
@@ -24,6 +23,7 @@ import {
   SEGMENT_HEADER_BYTES,
   segmentFileName,
 } from './format.js'
+import { GroupCommit, type Waiter } from './group-commit.js'
 import { errorCode, type SlotFile, type SlotFs, writeFully, writevFully } from './io.js'
 import {
   blankSegmentFile,

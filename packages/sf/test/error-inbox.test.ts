@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { newCounters } from '../src/sender-counters.js'
 import { defaultErrorHandler, ErrorInbox } from '../src/error-inbox.js'
 import { SenderServerError } from '../src/errors.js'
+import { newCounters } from '../src/sender-counters.js'
 
 afterEach(() => {
   vi.restoreAllMocks()

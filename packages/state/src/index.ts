@@ -1,5 +1,4 @@
 export type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
-export type { CountedBatch, CountedPart, NamespaceCounts, PipelineCounters } from './pipeline-counters.js'
 export {
   hasCode,
   INVALID_STATE_NAME,
@@ -31,6 +30,7 @@ export {
 export { LmdbBackend } from './lmdb-backend.js'
 export { isLocalOwnerGone, localOwnerId } from './owner.js'
 export type { FenceOptions, PipelineState } from './pipeline.js'
+export type { CountedBatch, CountedPart, NamespaceCounts, PipelineCounters } from './pipeline-counters.js'
 export type { SavedSchema } from './schemas.js'
 export {
   DEFAULT_WORKSPACE,

@@ -1,5 +1,4 @@
 import type { StateBackend } from './backend.js'
-import { PipelineCounters } from './pipeline-counters.js'
 import type { JsonValue } from './json.js'
 import { PipelineKeys } from './keys.js'
 import { LandingFailures } from './landing-failures.js'
@@ -11,6 +10,7 @@ import {
   type LeaseInfo,
   readLease,
 } from './lease.js'
+import { PipelineCounters } from './pipeline-counters.js'
 import { readResumeOffset, updateResumeOffset } from './resume.js'
 import { getSchema, listSchemas, type SavedSchema, saveSchema } from './schemas.js'
 
