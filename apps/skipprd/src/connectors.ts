@@ -14,9 +14,12 @@ import {
   type SinkDefinition,
   type SourceDefinition,
 } from '@skippr/connector-api'
+import { CONNECTOR_TYPES, type ConnectorKind } from './config/connector-types.js'
 import { interpolate, referenceName } from './config/interpolate.js'
+import { closest } from './config/issues.js'
 import type { ConfigFile } from './config/load.js'
 import type { Section } from './config/schema.js'
+import { secretParts } from './config/secret-parts.js'
 import { ConnectorMissingError } from './errors.js'
 
 const KIND = { data_sources: 'source', data_sinks: 'sink', deadletter_sinks: 'sink' } as const
@@ -69,6 +72,7 @@ async function resolveConnector(
   const secrets = (definition.secretFields ?? [])
     .map((field) => (value as Record<string, unknown>)[field])
     .filter((v): v is string => typeof v === 'string' && v.length > 0)
+    .flatMap(secretParts)
   return { entry, type, definition, config, secrets }
 }
 
@@ -80,9 +84,9 @@ async function loadDefinition(
 ): Promise<SourceDefinition | SinkDefinition> {
   const name = packageName(section, type)
   const where = `${file.label}: ${section}.${entry}`
-  const module = await importPackage(name, file.dir)
-  if (module === undefined) throw new ConnectorMissingError(where, type, name)
   const kind = KIND[section]
+  const module = await importPackage(name, file.dir)
+  if (module === undefined) throw missingConnector(where, kind, type, name)
   const definition = (module as Record<string, unknown>)[kind] as
     | SourceDefinition
     | SinkDefinition
@@ -92,6 +96,31 @@ async function loadDefinition(
   if (definition.type !== type)
     throw new ConfigError(`${where}: unknown connector type ${type}: write ${definition.type}`)
   return definition
+}
+
+/** A known type's package is to be installed; any other type is a typo of a known one. */
+function missingConnector(where: string, kind: ConnectorKind, type: string, name: string): Error {
+  const known: readonly string[] = CONNECTOR_TYPES[kind]
+  if (known.includes(type)) return new ConnectorMissingError(where, type, name)
+  const other = kind === 'source' ? 'sink' : 'source'
+  const guess = closestType(type, known)
+  const hint = guess
+    ? ` (did you mean ${guess}?)`
+    : (CONNECTOR_TYPES[other] as readonly string[]).includes(type)
+      ? ` (${type} is a ${other})`
+      : ''
+  return new ConfigError(
+    `${where}: ${type} is not a ${kind} type skipprd knows${hint}: the ${kind} types are ${known.join(', ')}`,
+  )
+}
+
+/** The nearest known type, compared without case (`duckDB` → `Duckdb`). */
+function closestType(type: string, known: readonly string[]): string | undefined {
+  const guess = closest(
+    type.toLowerCase(),
+    known.map((k) => k.toLowerCase()),
+  )
+  return known.find((k) => k.toLowerCase() === guess)
 }
 
 /**

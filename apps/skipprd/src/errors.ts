@@ -33,6 +33,21 @@ export class EnvNotSetError extends SkipprError {
   }
 }
 
+/**
+ * A `${NAME}` reference whose variable is set but empty: no field takes an empty value on purpose,
+ * and the connector's own check would say "expected length >= 1" without naming the variable.
+ */
+export class EnvEmptyError extends SkipprError {
+  readonly variable: string
+  constructor(where: string, variable: string) {
+    super(
+      ENV_NOT_SET,
+      `${where}: \${${variable}}: that environment variable is empty: give it a value (export ${variable}=…, or in .env beside the config file)`,
+    )
+    this.variable = variable
+  }
+}
+
 /** The package for a connector type is not installed. */
 export class ConnectorMissingError extends SkipprError {
   readonly packageName: string

@@ -71,3 +71,16 @@ it('refuses a pipeline that refers to an undefined entry', () => {
     "Pipeline 'x' not found in skippr.yml: it defines no pipelines",
   )
 })
+
+it('refuses to save a JSON config as YAML, and leaves it as it was', async () => {
+  await p.remove()
+  p = await project()
+  const json = JSON.stringify({ data_sources: { sample: { Sample: { dataset: 'bikehire', rows: 10 } } } })
+  await p.write('skipprd.json', json)
+  const config = Config.discover({ cwd: p.dir, env: {} })
+  config.pipeline('bikehire', new Pipeline({ dataSource: 'data_sources.sample' }))
+  await expect(config.save()).rejects.toThrow(
+    'skipprd.json: skipprd writes config files as YAML and will not rewrite this JSON file',
+  )
+  expect(await readFile(path.join(p.dir, 'skipprd.json'), 'utf8')).toBe(json)
+})

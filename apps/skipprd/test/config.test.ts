@@ -52,6 +52,7 @@ describe('locating skippr.yml', () => {
     expect(locateConfig({ cwd: dir, env: {} })).toEqual({
       path: path.join(dir, 'skippr.yaml'),
       label: 'skippr.yaml',
+      shadowed: [],
     })
     await write('skippr.yml', BASE)
     expect(locateConfig({ cwd: dir, env: {} }).label).toBe('skippr.yml')
@@ -67,7 +68,7 @@ describe('locating skippr.yml', () => {
     const error = failure(() => locateConfig({ cwd: dir, env: {} }))
     expect(error.code).toBe(CONFIG_NOT_FOUND)
     expect(error.message).toBe(
-      `no skippr.yml or skippr.yaml in ${dir}: create skippr.yml there or pass --config <path>`,
+      `no skippr.yml, skippr.yaml, skipprd.yml, skipprd.yaml, skipprd.toml or skipprd.json in ${dir}: create skippr.yml there or pass --config <path>`,
     )
     expect(failure(() => locateConfig({ config: 'nope.yml', cwd: dir, env: {} })).message).toBe(
       'nope.yml: no such config file: create skippr.yml there or pass --config <path>',
@@ -76,12 +77,21 @@ describe('locating skippr.yml', () => {
 })
 
 describe('.env files', () => {
-  it('reads .env then .env.local beside skippr.yml; the process environment wins', async () => {
+  it('reads .env and .env.local beside skippr.yml: .env fills what the process leaves unset or empty, .env.local wins', async () => {
     await write('conf/skippr.yml', BASE)
-    await write('conf/.env', 'A=from-env\nB=from-env\nC=from-env\n')
-    await write('conf/.env.local', 'B=from-local\nC=from-local\n')
-    const file = loadConfigFile({ config: 'conf/skippr.yml', cwd: dir, env: { C: 'from-process' } })
-    expect([file.env.A, file.env.B, file.env.C]).toEqual(['from-env', 'from-local', 'from-process'])
+    await write('conf/.env', 'A=from-env\nB=from-env\nC=from-env\nD=from-env\n')
+    await write('conf/.env.local', 'D=from-local\n')
+    const file = loadConfigFile({
+      config: 'conf/skippr.yml',
+      cwd: dir,
+      env: { B: '', C: 'from-process', D: 'from-process' },
+    })
+    expect([file.env.A, file.env.B, file.env.C, file.env.D]).toEqual([
+      'from-env',
+      'from-env',
+      'from-process',
+      'from-local',
+    ])
     expect(file.dir).toBe(path.join(dir, 'conf'))
   })
 })

@@ -187,7 +187,7 @@ data_sinks:
     ])
     expect(missingPackage.code).toBe(1)
     expect(missingPackage.stderr).toContain(
-      'connector type MongoDb needs the package @skippr/source-mongo-db',
+      'MongoDb is not a source type skipprd knows: the source types are File, Postgres, Sample',
     )
     expect(await text(p)).toBe(ORIGINAL)
   })

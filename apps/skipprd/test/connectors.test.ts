@@ -4,7 +4,6 @@ import { CONFIG_INVALID } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { loadConfigFile } from '../src/config/load.js'
 import { packageName, resolveSink, resolveSource } from '../src/connectors.js'
-import { CONNECTOR_MISSING } from '../src/errors.js'
 import { tempDir } from './support/runner.js'
 
 let dir: string
@@ -92,12 +91,12 @@ describe('resolving a connector', () => {
     expect(error.message).not.toContain('hunter22')
   })
 
-  it('names the package to install when it is missing', async () => {
+  it('lists the known types for a type no package provides, instead of an install command', async () => {
     const file = await config('  fx:\n    Fixture: { rows: 3 }')
     const error = await failure(resolveSink(file, 'lake'))
-    expect(error.code).toBe(CONNECTOR_MISSING)
+    expect(error.code).toBe(CONFIG_INVALID)
     expect(error.message).toBe(
-      'skippr.yml: data_sinks.lake: connector type Nothing needs the package @skippr/sink-nothing: install it with `pnpm add @skippr/sink-nothing` (or npm install @skippr/sink-nothing) beside skippr.yml',
+      'skippr.yml: data_sinks.lake: Nothing is not a sink type skipprd knows: the sink types are Amqp, Clickhouse, Duckdb, File, Postgres, Stdout',
     )
   })
 

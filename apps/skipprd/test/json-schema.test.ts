@@ -43,6 +43,9 @@ it("describes the file's structure and each connector's fields under its section
     'data_sinks',
     'deadletter_sinks',
     'pipelines',
+    // The vendor's sections skipprd ignores: an editor must not flag what skipprd accepts.
+    'dbt',
+    'vector_sources',
   ])
   expect(schema.properties.data_sources.additionalProperties).toEqual({ $ref: '#/$defs/data_sources_entry' })
   const [entry] = schema.$defs.data_sources_entry.oneOf

@@ -224,12 +224,12 @@ describe('bad input that needs the connector', () => {
     )
   })
 
-  it('names the package of a connector that is not installed', async () => {
+  it('names the sink types it knows for a type it does not (an installed skipprd names the package to install: tools/packaging)', async () => {
     await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Snowflake: { account: x }' }))
     const result = await syncOnce()
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(
-      '[skippr] config failed: skippr.yml: data_sinks.warehouse: connector type Snowflake needs the package @skippr/sink-snowflake: install it with `pnpm add @skippr/sink-snowflake` (or npm install @skippr/sink-snowflake) beside skippr.yml\n',
+      '[skippr] config failed: skippr.yml: data_sinks.warehouse: Snowflake is not a sink type skipprd knows: the sink types are Amqp, Clickhouse, Duckdb, File, Postgres, Stdout\n',
     )
   })
 })

@@ -9,12 +9,11 @@
  *
  * Edits go through the YAML document, so `save()` keeps the file's comments and layout.
  */
-import { rename, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
 import type { Env } from '../config/interpolate.js'
 import { type ConfigFile, loadConfigFile, validateStructure } from '../config/load.js'
 import type { PipelineShape, Section } from '../config/schema.js'
+import { replaceConfigFile } from '../connect/write.js'
 import { PipelineNotFoundError } from '../errors.js'
 
 /** A `data_sources.<name>` or `data_sinks.<name>` entry. */
@@ -123,11 +122,9 @@ export class Config {
     return this
   }
 
-  /** Writes the file atomically (a temporary file renamed over it). */
+  /** Writes the file whole or not at all (connect/write.ts); a JSON or TOML file is refused. */
   async save(): Promise<void> {
-    const temporary = path.join(path.dirname(this.path), `.${path.basename(this.path)}.${process.pid}.tmp`)
-    await writeFile(temporary, this.current.document.toString())
-    await rename(temporary, this.path)
+    await replaceConfigFile(this.path, this.current.document.toString())
   }
 
   private entry(section: Section, name: string): EntryRef {

@@ -20,7 +20,7 @@ import {
 import type { Section } from '../config/schema.js'
 import { applyConnect } from '../connect/entry.js'
 import { parseFieldFlags } from '../connect/fields.js'
-import { readText, writeFileAtomically } from '../connect/write.js'
+import { readText, replaceConfigFile } from '../connect/write.js'
 import { resolveSink, resolveSource } from '../connectors.js'
 import { CONFIG_NOT_FOUND } from '../errors.js'
 import { CONNECT_INVALID, ConnectInvalidError } from '../query/errors.js'
@@ -56,7 +56,7 @@ export async function connect(
     const document = parseYaml(target.exists ? await readText(target.path) : '', target.label)
     applyConnect(document, request)
     await validate(target, document, section, request.name, request.fields)
-    await writeFileAtomically(target.path, String(document))
+    await replaceConfigFile(target.path, String(document))
     process.stdout.write(
       `${section}.${request.name} (${request.type}) is the ${section === 'data_sources' ? 'data_source' : 'data_sink'} of pipeline '${pipeline}' in ${target.label}\n`,
     )

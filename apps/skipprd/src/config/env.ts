@@ -1,8 +1,9 @@
 /**
- * The environment a config is read in: `.env`, then `.env.local`, beside skippr.yml, under the
- * process environment. Precedence, as most tools that read .env files do it: a variable exported
- * in the process wins, then `.env.local` (a machine's own overrides), then `.env` (shared
- * defaults). The process environment itself is never modified.
+ * The environment a config is read in: the process environment, `.env` and `.env.local` beside
+ * the config file. `.env` holds defaults: it fills a variable the process leaves unset or empty
+ * (an empty export is how a shell or a container usually says "not given"). `.env.local` is this
+ * machine's own word and overrides everything, the process environment included. The process
+ * environment itself is never modified.
  */
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -10,13 +11,11 @@ import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
 import type { Env } from './interpolate.js'
 
-export const ENV_FILES = ['.env', '.env.local'] as const
-
 export function loadEnv(configDir: string, processEnv: Env): Env {
-  const merged: Record<string, string | undefined> = {}
-  for (const name of ENV_FILES) Object.assign(merged, readEnvFile(path.join(configDir, name)))
-  for (const [key, value] of Object.entries(processEnv)) if (value !== undefined) merged[key] = value
-  return merged
+  const merged: Record<string, string | undefined> = { ...processEnv }
+  for (const [key, value] of Object.entries(readEnvFile(path.join(configDir, '.env'))))
+    if (!merged[key]) merged[key] = value
+  return { ...merged, ...readEnvFile(path.join(configDir, '.env.local')) }
 }
 
 function readEnvFile(file: string): Record<string, string> {

@@ -1,10 +1,10 @@
 /**
  * `${NAME}` references: a whole YAML value that names an environment variable. A reference inside
  * a longer string is refused, so a value is either literal or entirely from the environment —
- * which is what lets secret fields insist on references and lets logs redact them whole.
+ * which is what lets secret fields insist on references and lets logs redact their values.
  */
 import { ConfigError } from '@skippr/connector-api'
-import { EnvNotSetError } from '../errors.js'
+import { EnvEmptyError, EnvNotSetError } from '../errors.js'
 
 const WHOLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/
 const ANY = /\$\{[^}]*\}/
@@ -56,6 +56,7 @@ function substitute(
   }
   const resolved = env[name]
   if (resolved === undefined) throw new EnvNotSetError(where, name)
+  if (resolved === '') throw new EnvEmptyError(where, name)
   references.set(at.slice(1).join('.'), name)
   return resolved
 }

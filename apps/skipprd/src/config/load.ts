@@ -1,33 +1,54 @@
 /**
- * Finding and reading skippr.yml: the file's structure, its `.env` files and the references
+ * Finding and reading the config file: the file's structure, its `.env` files and the references
  * between its sections are checked here; each connector's own fields are checked when the
  * connector is resolved (connectors.ts), because only its package knows them.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
 import { safeParse } from 'valibot'
-import { type Document, parseDocument } from 'yaml'
+import type { Document } from 'yaml'
 import { ConfigNotFoundError } from '../errors.js'
+import { requireDirectory, statIfAny } from './directories.js'
 import { loadEnv } from './env.js'
+import { formatOf, parseConfigText } from './formats.js'
 import { type Env, interpolate } from './interpolate.js'
 import { closest, issueToError } from './issues.js'
-import { type FileShape, fileSchema, SECTIONS, type Section } from './schema.js'
+import {
+  type FileShape,
+  fileSchema,
+  IGNORED_SECTIONS,
+  RESERVED_PIPELINE_NAMES,
+  SECTIONS,
+  type Section,
+} from './schema.js'
 
-export const DEFAULT_FILE_NAMES = ['skippr.yml', 'skippr.yaml'] as const
+export { parseYaml } from './formats.js'
+
+/** Where skipprd looks in the working directory, in this order; the first found is read. */
+export const DEFAULT_FILE_NAMES = [
+  'skippr.yml',
+  'skippr.yaml',
+  'skipprd.yml',
+  'skipprd.yaml',
+  'skipprd.toml',
+  'skipprd.json',
+] as const
 
 export interface ConfigFile {
-  /** Absolute path of skippr.yml. */
+  /** Absolute path of the config file. */
   readonly path: string
   /** How messages name the file: as the user gave it, or relative to the working directory. */
   readonly label: string
   /** Relative paths in the file resolve against this directory. */
   readonly dir: string
-  /** Process environment over `.env.local` over `.env`. */
+  /** The process environment with `.env` and `.env.local` (env.ts says which wins). */
   readonly env: Env
   readonly document: Document
   /** Validated structure. Pipelines and `skippr:` are interpolated; connector fields are raw. */
   readonly data: FileShape
+  /** What was read but not used (ignored sections, other config files beside it): for the log. */
+  readonly notices?: readonly string[]
 }
 
 export interface LocateOptions {
@@ -37,59 +58,78 @@ export interface LocateOptions {
   readonly env: Env
 }
 
-/** `--config`, then `SKIPPR_CONFIG_FILE`, then skippr.yml / skippr.yaml in the working directory. */
-export function locateConfig(options: LocateOptions): { path: string; label: string } {
+export interface Located {
+  readonly path: string
+  readonly label: string
+  /** Other default-named files in the same directory, which are not read. */
+  readonly shadowed: readonly string[]
+}
+
+/** `--config`, then `SKIPPR_CONFIG_FILE`, then the first of DEFAULT_FILE_NAMES in the working directory. */
+export function locateConfig(options: LocateOptions): Located {
   const given = options.config ?? options.env.SKIPPR_CONFIG_FILE
-  if (given) {
-    const absolute = path.resolve(options.cwd, given)
-    if (!existsSync(absolute)) throw new ConfigNotFoundError(`${given}: no such config file`)
-    return { path: absolute, label: given }
+  if (given) return locateGiven(given, path.resolve(options.cwd, given))
+  const [found, ...shadowed] = defaultFilesIn(options.cwd)
+  if (found === undefined) throw new ConfigNotFoundError(`no ${listOf(DEFAULT_FILE_NAMES)} in ${options.cwd}`)
+  return { path: path.join(options.cwd, found), label: found, shadowed }
+}
+
+function locateGiven(given: string, absolute: string): Located {
+  const stats = statIfAny(absolute)
+  if (!stats) throw new ConfigNotFoundError(`${given}: no such config file`)
+  if (stats.isDirectory()) {
+    const inside = defaultFilesIn(absolute)[0]
+    const fix = inside
+      ? `pass the file in it: --config ${path.join(given, inside)}`
+      : `pass the config file's path, e.g. --config ${path.join(given, DEFAULT_FILE_NAMES[0])}`
+    throw new ConfigError(`${given}: is a directory, not a config file: ${fix}`)
   }
-  for (const name of DEFAULT_FILE_NAMES) {
-    const absolute = path.join(options.cwd, name)
-    if (existsSync(absolute)) return { path: absolute, label: name }
-  }
-  throw new ConfigNotFoundError(`no skippr.yml or skippr.yaml in ${options.cwd}`)
+  return { path: absolute, label: given, shadowed: [] }
+}
+
+function defaultFilesIn(dir: string): string[] {
+  return DEFAULT_FILE_NAMES.filter((name) => statIfAny(path.join(dir, name))?.isFile())
+}
+
+function listOf(names: readonly string[]): string {
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : (names[0] ?? '')
 }
 
 export function loadConfigFile(options: LocateOptions): ConfigFile {
-  const { path: file, label } = locateConfig(options)
+  const { path: file, label, shadowed } = locateConfig(options)
   const dir = path.dirname(file)
   const env = loadEnv(dir, options.env)
-  const document = parseYaml(readFileSync(file, 'utf8'), label)
-  return { path: file, label, dir, env, document, data: validateStructure(document.toJS(), label, env) }
+  if (env.DATA_DIR)
+    requireDirectory(path.resolve(options.cwd, env.DATA_DIR), env.DATA_DIR, 'DATA_DIR', 'DATA_DIR')
+  const document = parseConfigText(readConfigText(file, label), label, formatOf(file))
+  const raw = document.toJS() as Record<string, unknown> | null
+  const notices = [
+    ...shadowed.map((name) => `${name} is not read: ${label} comes first in the same directory`),
+    ...IGNORED_SECTIONS.filter((section) => raw?.[section] !== undefined).map(
+      (section) => `${label}: the top-level section ${section} is accepted and ignored by skipprd`,
+    ),
+  ]
+  return { path: file, label, dir, env, document, data: validateStructure(raw, label, env), notices }
 }
 
-/**
- * A whole-value `${NAME}` is not valid YAML inside a flow mapping (`{ url: ${DB_URL} }`: `{` opens
- * a mapping there), yet it is the documented shape. When the text does not parse as it is, such
- * references are quoted and the text parsed again.
- */
-const UNQUOTED_REFERENCE = /(^|[\s,[{])(\$\{[A-Za-z_][A-Za-z0-9_]*\})(?=[ \t]*(?:[,\]}#]|$))/gm
-
-export function parseYaml(text: string, label: string): Document {
-  let document = parseDocument(text)
-  const quotedText = text.replace(UNQUOTED_REFERENCE, '$1"$2"')
-  if (document.errors.length > 0 && quotedText !== text) {
-    const quoted = parseDocument(quotedText)
-    if (quoted.errors.length === 0) document = quoted
+function readConfigText(file: string, label: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError(`${label}: cannot read the config file: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
-  const error = document.errors[0]
-  if (error) {
-    const at = error.linePos?.[0]
-    const where = at ? `${label}:${at.line}:${at.col}` : label
-    throw new ConfigError(`${where}: not valid YAML: ${error.message.split(' at line')[0]}`, { cause: error })
-  }
-  return document
 }
 
 /** Checks the file's shape and cross-references; interpolates everything but connector fields. */
 export function validateStructure(raw: unknown, label: string, env: Env): FileShape {
   const result = safeParse(fileSchema, raw ?? {})
   if (!result.success) throw issueToError(result.issues[0], label)
-  const data = result.output
+  const { dbt: _dbt, vector_sources: _vectorSources, ...data } = result.output
   const pipelines: NonNullable<FileShape['pipelines']> = {}
   for (const [name, pipeline] of Object.entries(data.pipelines ?? {})) {
+    refuseReservedName(label, name)
     pipelines[name] = interpolate(pipeline, env, label, `pipelines.${name}`).value as typeof pipeline
     checkReference(data, label, name, 'data_source', 'data_sources', pipelines[name].data_source)
     const sink = pipelines[name].data_sink
@@ -100,6 +140,13 @@ export function validateStructure(raw: unknown, label: string, env: Env): FileSh
   }
   const skippr = data.skippr && (interpolate(data.skippr, env, label, 'skippr').value as FileShape['skippr'])
   return { ...data, ...(skippr && { skippr }), pipelines }
+}
+
+function refuseReservedName(label: string, name: string): void {
+  if (!(RESERVED_PIPELINE_NAMES as readonly string[]).includes(name.toLowerCase())) return
+  throw new ConfigError(
+    `${label}: pipelines.${name}: the name ${name} is reserved (skipprd uses the names ${RESERVED_PIPELINE_NAMES.join(', ')} itself): rename the pipeline`,
+  )
 }
 
 function checkReference(

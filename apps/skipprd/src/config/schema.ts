@@ -87,12 +87,25 @@ export const skipprSectionSchema = v.strictObject({
   wal_s3_bucket: v.optional(v.pipe(v.string(), v.description('WAL bucket for WAL_STORAGE=s3'))),
 })
 
+/**
+ * Top-level sections of the vendor's files that skipprd has no use for (its dbt runs, Vector
+ * sources): accepted, so such a file keeps working, and ignored.
+ */
+export const IGNORED_SECTIONS = ['dbt', 'vector_sources'] as const
+
+/** Names skipprd uses itself, in data directories and as query schemas: no pipeline may take one. */
+export const RESERVED_PIPELINE_NAMES = ['deadletters', 'wal', '_skippr', 'skippr', 'metadata'] as const
+
+const ignoredSection = v.optional(v.pipe(v.unknown(), v.description('Accepted and ignored by skipprd')))
+
 export const fileSchema = v.strictObject({
   skippr: v.optional(skipprSectionSchema),
   data_sources: v.optional(v.record(nameKey, connectorEntrySchema)),
   data_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
   deadletter_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
   pipelines: v.optional(v.record(nameKey, pipelineSchema)),
+  dbt: ignoredSection,
+  vector_sources: ignoredSection,
 })
 
 export type FileShape = v.InferOutput<typeof fileSchema>

@@ -8,6 +8,7 @@ import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
 import type { WalStorage } from '@skippr/wal'
 import { PipelineNotFoundError } from '../errors.js'
+import { blockingFile, requireDirectory } from './directories.js'
 import type { Env } from './interpolate.js'
 import type { ConfigFile } from './load.js'
 import { walStorage } from './wal-storage.js'
@@ -63,7 +64,7 @@ export function pipelineSettings(
     sourceEntry,
     sinkEntry,
     deadletterSinkEntry: pipeline.deadletter_sink?.split('.')[1],
-    dataDir: pipeline.data_dir ? path.resolve(file.dir, pipeline.data_dir) : defaultDataDir(file, cwd),
+    dataDir: dataDir(file, name, pipeline.data_dir, cwd),
     syncFrequencySeconds: pipeline.sync_frequency_seconds ?? DEFAULT_SYNC_FREQUENCY_SECONDS,
     chaos: pipeline.chaos_mode === true || isYes(env.SKIPPR_CHAOS_MODE),
     bufferThresholdBytes: pipeline.buffer_threshold_bytes,
@@ -78,15 +79,27 @@ export function pipelineSettings(
   }
 }
 
-/** DATA_DIR (relative to the working directory), else `data` beside skippr.yml. */
+/** The pipeline's data_dir (relative to the config file), else DATA_DIR, else `data` beside the file. */
+function dataDir(file: ConfigFile, name: string, own: string | undefined, cwd: string): string {
+  if (!own) return defaultDataDir(file, cwd)
+  const absolute = path.resolve(file.dir, own)
+  requireDirectory(absolute, own, `${file.label}: pipelines.${name}.data_dir`, 'data_dir')
+  return absolute
+}
+
+/** DATA_DIR (relative to the working directory; loading the file checked it), else `data` beside the file. */
 function defaultDataDir(file: ConfigFile, cwd: string): string {
   const fromEnv = file.env.DATA_DIR
   return fromEnv ? path.resolve(cwd, fromEnv) : path.join(file.dir, 'data')
 }
 
-/** Where logs go: DATA_DIR if set, otherwise the working directory. */
+/**
+ * Where logs go: DATA_DIR if set, otherwise the working directory. A DATA_DIR that cannot be a
+ * directory is refused when the config loads; that refusal is logged in the working directory.
+ */
 export function logDirectory(env: Env, cwd: string): string {
-  return env.DATA_DIR ? path.resolve(cwd, env.DATA_DIR) : cwd
+  const fromEnv = env.DATA_DIR ? path.resolve(cwd, env.DATA_DIR) : undefined
+  return fromEnv && blockingFile(fromEnv) === undefined ? fromEnv : cwd
 }
 
 export function isYes(value: string | undefined): boolean {

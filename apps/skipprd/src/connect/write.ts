@@ -6,9 +6,24 @@
 import { constants } from 'node:fs'
 import { open, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { ConfigError } from '@skippr/connector-api'
+import { formatOf } from '../config/formats.js'
 
 export function readText(file: string): Promise<string> {
   return readFile(file, 'utf8')
+}
+
+/**
+ * Replaces a config file with YAML `text`. The editors (`skipprd connect`, `Config.save()`) write
+ * YAML, so a JSON or TOML config is refused rather than overwritten with another format.
+ */
+export async function replaceConfigFile(file: string, text: string): Promise<void> {
+  const format = formatOf(file)
+  if (format !== 'yaml')
+    throw new ConfigError(
+      `${path.basename(file)}: skipprd writes config files as YAML and will not rewrite this ${format.toUpperCase()} file: edit it by hand, or move its settings to skippr.yml`,
+    )
+  await writeFileAtomically(file, text)
 }
 
 export async function writeFileAtomically(file: string, text: string): Promise<void> {

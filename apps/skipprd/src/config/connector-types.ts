@@ -1,0 +1,12 @@
+/**
+ * The connector types that exist: one package each in this repository (`@skippr/source-sample`
+ * is `Sample`), published with skipprd or on their own. A type outside these lists loads when a
+ * package of its name is installed beside the config file; otherwise it is a typo, and the
+ * message offers these instead of an install command for a package nobody publishes.
+ */
+export const CONNECTOR_TYPES = {
+  source: ['File', 'Postgres', 'Sample'],
+  sink: ['Amqp', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'Stdout'],
+} as const satisfies Record<'source' | 'sink', readonly string[]>
+
+export type ConnectorKind = keyof typeof CONNECTOR_TYPES
