@@ -14,6 +14,17 @@ if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
 } else {
   import('./program.js')
     .then(({ run }) => run(process.argv))
-    // Connections and timers a connector leaves behind must not keep a finished command alive.
+    // Connections and timers a connector leaves behind must not keep a finished command alive. But
+    // process.exit drops what a pipe has not taken yet (`skipprd df | …` would lose its tail), so
+    // stdout and stderr get everything first.
+    .then((code) => Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => code))
     .then((code) => process.exit(code))
+}
+
+/** Resolves once everything written to `stream` so far is handed to the OS, or the stream is gone. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.writableLength === 0 || stream.destroyed) resolve()
+    else stream.write('', () => resolve())
+  })
 }

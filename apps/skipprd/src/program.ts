@@ -47,7 +47,8 @@ export const program = new Command('skipprd')
   )
   .option('--store-name <NAME>', 'Table name for the dynamodb state store')
   .configureHelp({ showGlobalOptions: true, helpWidth: HELP_WIDTH })
-  .showHelpAfterError('(run skipprd --help for usage)')
+  // Before the commands: they inherit it.
+  .configureOutput({ outputError: (message, write) => write(usageLine(message)) })
   .exitOverride()
 
 program
@@ -109,10 +110,29 @@ program
     process.exitCode = await connect(direction, kind, command.args.slice(2), command.optsWithGlobals())
   })
 
+/** A bad command line is one line on stderr: commander's message (and its suggestion), and where help is. */
+function usageLine(message: string): string {
+  return `${message.trim().split('\n').join(' ')} (run skipprd --help for usage)\n`
+}
+
+/**
+ * `--log` takes a level only when one follows it. Commander would take any next word as the
+ * value, so `skipprd --log sync` would ask for a level named sync: a command name right after
+ * `--log` is `--log` alone (info), as the README promises. Any other word is left to commander,
+ * which refuses one that is no level.
+ */
+function bareLogBeforeCommand(args: readonly string[]): string[] {
+  const commands = new Set(['help', ...program.commands.map((command) => command.name())])
+  const end = args.indexOf('--')
+  return args.map((arg, i) =>
+    arg === '--log' && (end === -1 || i < end) && commands.has(args[i + 1] ?? '') ? '--log=info' : arg,
+  )
+}
+
 /** Runs the command line `argv` (as process.argv) and returns the exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   try {
-    await program.parseAsync(argv)
+    await program.parseAsync(bareLogBeforeCommand(argv.slice(2)), { from: 'user' })
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error
     // --help and --version end with exit code 0; any other commander error (including no command at

@@ -1,9 +1,9 @@
 /**
  * What every command does around its own work: load the config (and its .env files), set up logs
  * and redaction, turn a failure into one `[skippr] <stage> failed: …` line on stderr and an exit
- * code, and stop cleanly on SIGINT/SIGTERM.
+ * code, and stop cleanly on SIGINT/SIGTERM or a closed stdout.
  */
-import { CONFIG_INVALID } from '@skippr/connector-api'
+import { CONFIG_INVALID, hasCode } from '@skippr/connector-api'
 import type { Level, Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import { type ConfigFile, loadConfigFile } from '../config/load.js'
@@ -19,6 +19,7 @@ import {
 } from '../errors.js'
 import { createLogger } from '../logging.js'
 import { Redactor } from '../redact.js'
+import { closedByReader, STDOUT_CLOSED, StdoutClosedError, type StdoutWatch, watchStdout } from './stdout.js'
 
 export const EXIT_OK = 0
 export const EXIT_FAILURE = 1
@@ -58,12 +59,25 @@ export interface CommandContext {
   readonly flags: RuntimeFlags
   readonly logger: Logger
   readonly redactor: Redactor
-  /** Writes redacted text to stdout / stderr. */
+  /**
+   * Writes redacted text to stdout / stderr. Once stdout is closed, `out` throws STDOUT_CLOSED in a
+   * command that ends when it does, and writes nothing in one that stops.
+   */
   readonly out: (text: string) => void
   readonly err: (text: string) => void
-  /** Aborted by SIGINT/SIGTERM, with the signal's name as reason. */
+  /** Aborted by SIGINT/SIGTERM, with the signal's name as reason, or by a closed stdout (`stop`). */
   readonly stop: AbortSignal
+  readonly stdout: StdoutWatch
 }
+
+/**
+ * What a closed stdout (`skipprd … | head`) does to a command: `end` one whose output is what it is
+ * for (its next write throws, and EPIPE ends it with exit 0), or `stop` it as SIGINT/SIGTERM would.
+ */
+type WhenStdoutCloses = 'end' | 'stop'
+
+/** The stop's reason when stdout closed, as the run reports it ("stopped by …"). */
+const CLOSED_STDOUT = 'a closed stdout'
 
 /**
  * Runs `work` with a loaded config and logs; maps errors to the stderr line and exit code.
@@ -73,17 +87,29 @@ export async function runCommand(
   stage: string,
   options: GlobalOptions,
   work: (context: CommandContext) => Promise<number>,
+  whenStdoutCloses: WhenStdoutCloses = 'end',
 ): Promise<number> {
   const cwd = process.cwd()
   const redactor = new Redactor()
-  const out = (text: string): void => void process.stdout.write(redactor.redact(text))
+  const stopping = new AbortController()
+  let logger: Logger | undefined
+  const stdout = watchStdout(process.stdout, (error) => {
+    logger?.info(
+      { err: error },
+      `stdout is closed: ${stage} ${whenStdoutCloses === 'end' ? 'ends' : 'stops'}`,
+    )
+    if (whenStdoutCloses === 'stop') stopping.abort(CLOSED_STDOUT)
+  })
+  const out = (text: string): void => {
+    if (stdout.error === undefined) process.stdout.write(redactor.redact(text))
+    else if (whenStdoutCloses === 'end') throw new StdoutClosedError(stdout.error)
+  }
   const err = (text: string): void => void process.stderr.write(redactor.redact(text))
   const stderrLevel = options.log === true ? 'info' : options.log || undefined
   const logsFor = (env: Env): Logger => createLogger({ dir: logDirectory(env, cwd), stderrLevel, redactor })
-  let logger: Logger | undefined
-  const stopping = new AbortController()
+  let signals = 0
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping.signal.aborted) process.exit(128 + (signal === 'SIGINT' ? 2 : 15))
+    if (signals++ > 0) process.exit(128 + (signal === 'SIGINT' ? 2 : 15))
     logger?.info({ signal }, 'stopping: finishing the current step (send the signal again to quit at once)')
     stopping.abort(signal)
   }
@@ -92,14 +118,18 @@ export async function runCommand(
   try {
     const file = loadConfigFile({ config: options.config, cwd, env: process.env })
     logger = logsFor(file.env)
+    // What the config loader set aside: vendor sections it ignores, config files it did not read.
+    for (const notice of file.notices ?? []) logger.info(notice)
     const flags: RuntimeFlags = {
       walStorage: options.walStorage,
       walS3Bucket: options.walS3Bucket,
       storeType: options.storeType,
       storeName: options.storeName,
     }
-    return await work({ file, cwd, flags, logger, redactor, out, err, stop: stopping.signal })
+    return await work({ file, cwd, flags, logger, redactor, out, err, stop: stopping.signal, stdout })
   } catch (error) {
+    // The reader had what it wanted (`| head`): no failure.
+    if (hasCode(error, STDOUT_CLOSED) && closedByReader((error as StdoutClosedError).cause)) return EXIT_OK
     logger ??= safeLogger(() => logsFor(process.env))
     logger?.error({ err: error }, `${stage} failed`)
     if (!(typeof error === 'object' && error !== null && reported.has(error)))

@@ -7,6 +7,7 @@ import { render } from '../query/render.js'
 import { QuerySession } from '../query/sql-session.js'
 import { isBlank, splitStatements } from '../query/statements.js'
 import { type CommandContext, EXIT_OK, type GlobalOptions, runCommand } from './common.js'
+import { closedByReader } from './stdout.js'
 
 export interface QueryOptions extends GlobalOptions {
   readonly sql?: string
@@ -20,14 +21,18 @@ export function query(options: QueryOptions): Promise<number> {
       const plain = options.plain === true
       if (options.sql === undefined) {
         const { runRepl } = await import('../query/repl.js')
-        return await runRepl(session, {
+        const code = await runRepl(session, {
           input: process.stdin,
           output: process.stdout,
           plain,
           write: context.out,
-          error: (line) => context.err(`${line}\n`),
+          // The prompt reports a failed statement and goes on; a closed stdout is no statement's fault.
+          error: (line) => {
+            if (context.stdout.error === undefined) context.err(`${line}\n`)
+          },
           env: context.file.env,
         })
+        return readerGone(context) ? EXIT_OK : code
       }
       // Statements run in order; the first failure stops the rest and exits 1.
       const { complete, rest } = splitStatements(options.sql)
@@ -39,6 +44,12 @@ export function query(options: QueryOptions): Promise<number> {
       await session.close()
     }
   })
+}
+
+/** The reader of stdout went away (`| head`): what the command printed was enough for it. */
+function readerGone(context: CommandContext): boolean {
+  const error = context.stdout.error
+  return error !== undefined && closedByReader(error)
 }
 
 export function openSession(context: CommandContext): Promise<QuerySession> {

@@ -16,6 +16,7 @@ import {
   markReported,
   runCommand,
 } from './common.js'
+import { StdoutClosedError } from './stdout.js'
 
 export interface SyncOptions extends GlobalOptions {
   readonly once?: boolean
@@ -24,34 +25,66 @@ export interface SyncOptions extends GlobalOptions {
 export function sync(options: SyncOptions): Promise<number> {
   keepYoungGenerationSize()
   enableDeadBufferRelease()
-  return runCommand('sync', options, async (context) => {
-    const once = options.once === true
-    const reporter = await reporterFor(options, context)
-    const listener: SyncListener = (event) => {
-      reporter.event(event)
-      if (event.type === 'error') {
-        context.err(`${failureLine('sync', event.cause)}\n`)
-        markReported(event.cause)
-      }
+  return runCommand(
+    'sync',
+    options,
+    async (context) => {
+      const failed = { shown: false }
+      const code = await syncRun(options, context, failed)
+      return context.stdout.error === undefined ? code : stoppedByStdout(context, failed.shown)
+    },
+    'stop',
+  )
+}
+
+/** Syncs the pipeline(s); `failed.shown` tells whether a failure line went to stderr. */
+async function syncRun(
+  options: SyncOptions,
+  context: CommandContext,
+  failed: { shown: boolean },
+): Promise<number> {
+  const once = options.once === true
+  const reporter = await reporterFor(options, context)
+  const listener: SyncListener = (event) => {
+    reporter.event(event)
+    if (event.type === 'error') {
+      context.err(`${failureLine('sync', event.cause)}\n`)
+      markReported(event.cause)
+      failed.shown = true
     }
-    const environment = {
-      ...context,
-      listener,
-      announce: (line: string) => context.err(`[skippr] ${line}\n`),
+  }
+  const environment = {
+    ...context,
+    listener,
+    announce: (line: string) => context.err(`[skippr] ${line}\n`),
+  }
+  try {
+    const name = options.pipeline ?? (context.file.env.PIPELINE_NAME || undefined)
+    if (name === undefined) {
+      const failures = await syncEveryPipeline(environment, once)
+      return failures === 0 ? EXIT_OK : EXIT_FAILURE
     }
-    try {
-      const name = options.pipeline ?? (context.file.env.PIPELINE_NAME || undefined)
-      if (name === undefined) {
-        const failures = await syncEveryPipeline(environment, once)
-        return failures === 0 ? EXIT_OK : EXIT_FAILURE
-      }
-      const pipeline = await resolvePipeline(environment, name, once)
-      await syncPipeline(environment, pipeline, { once, honourFrequency: false })
-      return EXIT_OK
-    } finally {
-      await reporter.close()
-    }
-  })
+    const pipeline = await resolvePipeline(environment, name, once)
+    await syncPipeline(environment, pipeline, { once, honourFrequency: false })
+    return EXIT_OK
+  } finally {
+    await reporter.close()
+  }
+}
+
+/**
+ * A closed stdout stops the run as a signal would, and exits 1 whether or not the run got to its
+ * end: its output is lost, and "retry later" is safe (a next run lands only what this one left).
+ * One line on stderr, unless the run's failure already said why.
+ */
+function stoppedByStdout(context: CommandContext, failureShown: boolean): number {
+  if (!failureShown) {
+    const why = new StdoutClosedError(context.stdout.error as NodeJS.ErrnoException).message
+    context.err(
+      `[skippr] sync stopped: ${why}; batches committed and not landed stay in the WAL for the next run\n`,
+    )
+  }
+  return EXIT_FAILURE
 }
 
 /** `json`; `progress` on a terminal, else `text`; `progress` with `--log` shows nothing (the logs do). */

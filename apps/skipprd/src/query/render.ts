@@ -40,9 +40,7 @@ export async function renderPlain(
 async function renderTable(result: Extract<StatementResult, { kind: 'rows' }>, write: Write): Promise<void> {
   const rows: string[][] = []
   for await (const chunk of result.chunks) for (const row of chunk) rows.push(row.map(display))
-  const widths = result.header.map((name, i) =>
-    Math.max(width(name), ...rows.map((row) => width(row[i] ?? ''))),
-  )
+  const widths = columnWidths(result.header, rows)
   const line = (values: readonly string[], alignRight: (i: number) => boolean) =>
     values.map((v, i) => pad(v, widths[i] ?? 0, alignRight(i))).join(' | ')
   const out = [
@@ -52,6 +50,14 @@ async function renderTable(result: Extract<StatementResult, { kind: 'rows' }>, w
     `(${rows.length} ${rows.length === 1 ? 'row' : 'rows'})`,
   ]
   await write(`${out.map((l) => l.trimEnd()).join('\n')}\n`)
+}
+
+/** Each column's widest value; a loop, since spreading a large result into Math.max overflows the stack. */
+function columnWidths(header: readonly string[], rows: readonly string[][]): number[] {
+  const widths = header.map(width)
+  for (const row of rows)
+    for (const [i, value] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, width(value))
+  return widths
 }
 
 /** A value on one table line: line breaks and tabs are shown escaped. */

@@ -62,6 +62,8 @@ export interface ForwarderOptions {
   readonly pipeline: string
   readonly fence: bigint
   readonly openSink: () => Promise<Sink>
+  /** The data sink as skippr.yml names it (`data_sinks.<entry>`, of `type`), for the log. */
+  readonly sinkName: { readonly entry: string; readonly type: string }
   /** The pipeline's deadletter sink; without one, deadletters are counted and dropped. */
   readonly openDeadletterSink: (() => Promise<Sink>) | undefined
   readonly schemas: SchemaRegistry
@@ -236,8 +238,9 @@ export class Forwarder {
    * when the run stops first.
    */
   private async land(batch: WalBatch): Promise<CountedPart[] | undefined> {
-    const { fence, progress, logger, chaos, pipeline } = this.options
+    const { fence, progress, logger, chaos, pipeline, sinkName } = this.options
     const key = batchKey(batch.id)
+    const started = Date.now()
     let parts = await Promise.all(
       batch.parts
         .filter((part) => part.namespace !== this.deadletterNamespace)
@@ -275,7 +278,17 @@ export class Forwarder {
         }
         if (!(await sourceSetAside)) return undefined
         if (outcome.status === 'landed') for (const part of parts) progress.written(part.namespace, part.rows)
-        logger.debug({ batch: key, outcome: outcome.status }, 'batch landed')
+        logger.debug(
+          {
+            batch: key,
+            rows: parts.reduce((sum, part) => sum + part.rows, 0),
+            duration_ms: Date.now() - started,
+            sink: sinkName.entry,
+            sink_type: sinkName.type,
+            outcome: outcome.status,
+          },
+          'batch landed',
+        )
         chaos.at('after-land', key)
         return countedParts(parts, [...fromSource, ...refusedRows])
       }
@@ -337,18 +350,20 @@ export class Forwarder {
         .finally(() => progress.uploadsInFlight--)
       if (outcome.status !== 'retry' && outcome.status !== 'fatal') return outcome
       await this.recordFailure(batch, outcome.error)
+      // Before the `none` tier's drop: a batch that cannot land (e.g. a closed stdout) must stay in the
+      // WAL, never count as landed.
+      if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
       if (handle.current?.guarantee === 'none') {
         logger.warn({ batch: key, err: outcome.error }, 'the sink does not retry: batch dropped')
         return { status: 'already-landed' }
       }
-      if (outcome.status === 'fatal') throw new BatchRejectedError(this.options.pipeline, key, outcome.error)
       failingSince ??= Date.now()
       // Stopping: the batch stays in the WAL for the next run.
       if (this.stopped) return undefined
       if (this.budgetSpent(failingSince)) throw new RetryBudgetSpent(outcome.error)
       const delay = backoff(attempt)
       logger.warn(
-        { batch: key, attempt, retryInMs: delay, err: outcome.error },
+        { batch: key, attempt, delay_ms: delay, reason: outcome.error.message, err: outcome.error },
         'batch did not land; retrying',
       )
       await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => {})

@@ -27,6 +27,7 @@ import {
 import { isLocalOwnerGone, localOwnerId, openStateStore, type PipelineState } from '@skippr/state'
 import {
   BatchBuffer,
+  type BatchInput,
   openWal,
   type ResumePositions,
   type Wal,
@@ -197,6 +198,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         pipeline,
         fence: lease.token,
         openSink: async () => sink.definition.create(sink.config, context),
+        sinkName: { entry: sink.entry, type: sink.type },
         openDeadletterSink:
           deadletterSink && (async () => deadletterSink.definition.create(deadletterSink.config, context)),
         schemas,
@@ -234,7 +236,10 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         forwarder?.committed()
         await counted
         const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
-        logger.debug({ seq: id.seq.toString(), rows, offset: batch.offset }, 'batch committed')
+        logger.debug(
+          { batch: batchKey(id), rows, bytes: bodyBytes(batch), offset: batch.offset },
+          'batch committed',
+        )
         // Without a destination the WAL is where rows are written.
         if (!sink) for (const part of batch.parts) progress.written(part.namespace, part.rows)
         chaos.at('after-commit', batchKey(id))
@@ -255,6 +260,10 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
     })
     if (diskFull) throw await landAfterDiskFull(diskFull, wal, forwarder, forwarding, logger)
     throwIfFailed(failed.signal)
+    // Stopped before the source was read to its end (a pipeline without data_sink has no forwarder
+    // to tell): whatever the signal, --once did not do its job.
+    if (options.once && options.stop.aborted)
+      throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
     listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'done' })
 
     progress.phase = 'Finalising'
@@ -367,6 +376,14 @@ async function landAfterDiskFull(
   } catch (failure) {
     return error.withOutcome(`${landed()}; ${failure instanceof Error ? failure.message : String(failure)}`)
   }
+}
+
+/** The body bytes of a batch about to be committed (its parts' bodies may be lists of chunks). */
+function bodyBytes(batch: BatchInput): number {
+  let bytes = 0
+  for (const { body } of batch.parts)
+    bytes += body instanceof Uint8Array ? body.length : body.reduce((sum, chunk) => sum + chunk.length, 0)
+  return bytes
 }
 
 /** Batches a destination may hold on the data directory's disk while it lands them. */
