@@ -1,5 +1,5 @@
 /**
- * The runner's deadletter flow (forwarder.ts, deadletters.ts) with in-memory connectors over the
+ * The runner's deadletter flow (lander.ts, deadletters.ts) with in-memory connectors over the
  * real WAL and state store: records the source set aside and rows the sink refuses land once in
  * the deadletter sink, the rest once in the data sink, across failures and reruns.
  */

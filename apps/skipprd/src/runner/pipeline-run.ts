@@ -5,13 +5,13 @@
  *    ran within its sync_frequency_seconds;
  * 2. take the writer lease (its token fences every write);
  * 3. load the saved schema, or discover and save it;
- * 4. open the WAL; the forwarder starts landing what earlier runs committed, in order;
+ * 4. open the WAL; the lander starts landing what earlier runs committed, in order;
  * 5. read the source from the WAL's resume offset, buffer, commit each flush (fsync) — and only
- *    then may the source position advance — while the forwarder lands committed batches. At
+ *    then may the source position advance — while the lander lands committed batches. At
  *    WAL_MAX_TOTAL_BYTES a commit, and so reading, waits for landings to free room. A full disk
  *    stops reading for good; what was committed still lands, then the run fails naming the disk;
  * 6. with --once, drain: every committed batch lands, or the run exits 1 and they stay in the WAL.
- *    Without it, run until stopped, then flush the buffer, stop forwarding and release the lease.
+ *    Without it, run until stopped, then flush the buffer, stop landing and release the lease.
  */
 import { randomUUID } from 'node:crypto'
 import {
@@ -43,7 +43,7 @@ import { connectorLogger } from '../logging.js'
 import type { Chaos } from './chaos.js'
 import { deadletterChunk } from './deadletters.js'
 import { RunProgress, type SyncListener } from './events.js'
-import { Forwarder } from './forwarder.js'
+import { Lander } from './lander.js'
 import { SchemaRegistry } from './schemas.js'
 
 export interface PipelineRunOptions {
@@ -95,7 +95,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     const state = store.pipeline(settings.name)
     const skip = await skipReason(state, options)
     if (skip) return skip
-    return await syncPipeline(state, options)
+    return await runSync(state, options)
   } finally {
     await store.close()
   }
@@ -123,7 +123,7 @@ async function skipReason(
   return { status: 'skipped', reason }
 }
 
-async function syncPipeline(state: PipelineState, options: PipelineRunOptions): Promise<PipelineRunResult> {
+async function runSync(state: PipelineState, options: PipelineRunOptions): Promise<PipelineRunResult> {
   const { settings, listener, chaos } = options
   const pipeline = settings.name
   const runId = randomUUID()
@@ -175,7 +175,7 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       bytesPerFile: walSettings.bytesPerFile,
       maxDelaySeconds: walSettings.maxDelaySeconds,
       positions: resumePositions(state, lease.token),
-      // One batch handed to the forwarder from memory: the first lands without being read back and
+      // One batch handed to the lander from memory: the first lands without being read back and
       // checked (about 20 ms of a busy event loop before the destination gets any work). More would
       // hold 10 MB each while they wait behind slower landings.
       keepBatches: 1,
@@ -191,9 +191,9 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
     cleanups.push(() => wal.close())
 
     const { sink, deadletterSink } = options
-    const forwarder =
+    const lander =
       sink &&
-      new Forwarder({
+      new Lander({
         wal,
         pipeline,
         fence: lease.token,
@@ -210,30 +210,30 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
         retryBudgetMs: options.once ? options.retryBudgetMs : undefined,
         batchBytes: walSettings.bufferThresholdBytes,
       })
-    const forwarding = forwarder?.run()
-    forwarding?.catch((error: unknown) => failed.abort(error))
-    const stopForwarding = (): void => forwarder?.stop()
-    options.stop.addEventListener('abort', stopForwarding, { once: true })
+    const landing = lander?.run()
+    landing?.catch((error: unknown) => failed.abort(error))
+    const stopLanding = (): void => lander?.stop()
+    options.stop.addEventListener('abort', stopLanding, { once: true })
     cleanups.push(async () => {
-      options.stop.removeEventListener('abort', stopForwarding)
-      forwarder?.stop()
-      await forwarding?.catch(() => {})
+      options.stop.removeEventListener('abort', stopLanding)
+      lander?.stop()
+      await landing?.catch(() => {})
     })
 
     const reading = AbortSignal.any([options.stop, failed.signal])
     const waitForRoom = (): void => {
       logger.debug('the WAL is at WAL_MAX_TOTAL_BYTES: reading waits for landed batches to free room')
-      forwarder?.sourceWaiting()
+      lander?.sourceWaiting()
     }
     const buffer = new BatchBuffer({
       thresholdBytes: walSettings.bufferThresholdBytes,
       thresholdSeconds: walSettings.bufferThresholdSeconds,
       commit: async (batch) => {
         const id = await wal.commit(batch, { signal: reading, onFull: waitForRoom })
-        // The batch is durable: the forwarder may land it while its counters are written (each batch
+        // The batch is durable: the lander may land it while its counters are written (each batch
         // counts once, in whichever order the two records reach the state store).
         const counted = state.counters.recordCommitted(id, batch.parts)
-        forwarder?.committed()
+        lander?.committed()
         await counted
         const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
         logger.debug(
@@ -258,9 +258,9 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
       follow: !options.once,
       signal: reading,
     })
-    if (diskFull) throw await landAfterDiskFull(diskFull, wal, forwarder, forwarding, logger)
+    if (diskFull) throw await landAfterDiskFull(diskFull, wal, lander, landing, logger)
     throwIfFailed(failed.signal)
-    // Stopped before the source was read to its end (a pipeline without data_sink has no forwarder
+    // Stopped before the source was read to its end (a pipeline without data_sink has no lander
     // to tell): whatever the signal, --once did not do its job.
     if (options.once && options.stop.aborted)
       throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
@@ -268,8 +268,8 @@ async function syncPipeline(state: PipelineState, options: PipelineRunOptions): 
 
     progress.phase = 'Finalising'
     listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'start' })
-    forwarder?.finish()
-    const drained = (await forwarding) ?? true
+    lander?.finish()
+    const drained = (await landing) ?? true
     throwIfFailed(failed.signal)
     if (!drained && options.once)
       throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
@@ -355,20 +355,20 @@ async function readIntoWal(options: IngestOptions): Promise<WalDiskFullError | u
 async function landAfterDiskFull(
   error: WalDiskFullError,
   wal: Wal,
-  forwarder: Forwarder | undefined,
-  forwarding: Promise<boolean> | undefined,
+  lander: Lander | undefined,
+  landing: Promise<boolean> | undefined,
   logger: Logger,
 ): Promise<WalDiskFullError> {
   logger.warn({ err: error }, 'the disk is full: reading stopped; landing the committed batches')
-  if (!forwarder || !forwarding)
+  if (!lander || !landing)
     return error.withOutcome('the committed batches stay in the WAL (the pipeline has no data_sink)')
-  forwarder.finish()
+  lander.finish()
   const landed = (): string => {
     const n = wal.landedBatches
     return `${n} committed batch${n === 1 ? '' : 'es'} landed`
   }
   try {
-    if (await forwarding) {
+    if (await landing) {
       const n = wal.landedBatches
       return error.withOutcome(n === 0 ? 'no committed batch was waiting to land' : `the ${landed()}`)
     }

@@ -1,6 +1,6 @@
 /**
  * The pipeline's schemas, versioned in the state store. A WAL batch part names the schema version
- * its rows were read with, so the forwarder can hand a sink the exact layout of every part, even
+ * its rows were read with, so the lander can hand a sink the exact layout of every part, even
  * for batches committed by an earlier run.
  */
 import { evolveSchema, type NamespaceSchema, type SourceChunk } from '@skippr/connector-api'

@@ -1,7 +1,7 @@
 /**
- * One sink as the forwarder uses it: opened once, in the background, and again after a failed open;
+ * One sink as the lander uses it: opened once, in the background, and again after a failed open;
  * each namespace schema prepared once per schema object (the registry hands out one per version);
- * each attempt's failure turned into an outcome, so the forwarder owns retries. A failure to open,
+ * each attempt's failure turned into an outcome, so the lander owns retries. A failure to open,
  * prepare or write is a `retry`, unless the sink marked it `permanent` (connector-api's errors.ts):
  * then retrying cannot help.
  */

@@ -17,7 +17,7 @@
  * watermark never passes a batch that has not landed; one that landed ahead of a failed one is
  * written again by the next run and recognised by its identity.
  *
- * The sink is opened as soon as the forwarder runs, in the background, so it is ready when the first
+ * The sink is opened as soon as the lander runs, in the background, so it is ready when the first
  * batch is committed; a failed open is tried again with each write, like the write itself, so an
  * unreachable destination does not stop the source from being read into the WAL.
  */
@@ -83,7 +83,7 @@ export interface ForwarderOptions {
   readonly batchBytes: number
 }
 
-export class Forwarder {
+export class Lander {
   private commits = 0
   /** When `finish()` was called: the retry budget counts from here at the earliest. */
   private finishedAt: number | undefined
@@ -293,7 +293,7 @@ export class Forwarder {
         return countedParts(parts, [...fromSource, ...refusedRows])
       }
     } finally {
-      // Settled before the batch's outcome is: the forwarder closes the deadletter sink after it.
+      // Settled before the batch's outcome is: the lander closes the deadletter sink after it.
       await sourceSetAside.catch(() => undefined)
     }
   }
