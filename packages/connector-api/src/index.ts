@@ -26,6 +26,7 @@ export {
   RowCountMismatchError,
   SkipprError,
 } from './errors.js'
+export { BATCHES_TABLE, FENCED, FENCES_TABLE, FencedError } from './fencing.js'
 export { countLines, csvValue, encodeCsv, encodeJsonl } from './formats.js'
 export type { Logger } from './logger.js'
 export { silentLogger } from './logger.js'

@@ -3,7 +3,6 @@ import { SkipprError } from '@skippr/connector-api'
 export const DUCKDB_UNAVAILABLE = 'SKIPPR_DUCKDB_UNAVAILABLE'
 export const DUCKDB_REJECTED = 'SKIPPR_DUCKDB_REJECTED'
 export const DUCKDB_WRITE_FAILED = 'SKIPPR_DUCKDB_WRITE_FAILED'
-export const DUCKDB_FENCED = 'SKIPPR_DUCKDB_FENCED'
 export const DUCKDB_SCHEMA_FAILED = 'SKIPPR_DUCKDB_SCHEMA_FAILED'
 export const DUCKDB_OUT_OF_MEMORY = 'SKIPPR_DUCKDB_OUT_OF_MEMORY'
 
@@ -61,17 +60,6 @@ export class DuckdbWriteError extends SkipprError {
       DUCKDB_WRITE_FAILED,
       `writing ${what} to DuckDB failed: ${firstParagraph(cause)}; the batch will be retried (if it did land, the retry finds it and skips it)`,
       { cause },
-    )
-  }
-}
-
-/** A writer with an older lease tried to land a batch after a newer writer did. */
-export class DuckdbFencedError extends SkipprError {
-  constructor(pipeline: string, token: bigint, highest: bigint) {
-    super(
-      DUCKDB_FENCED,
-      `pipeline ${pipeline}: fence token ${token} is older than ${highest}, which already wrote to DuckDB; ` +
-        'another skipprd holds the pipeline, stop this one',
     )
   }
 }

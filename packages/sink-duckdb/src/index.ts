@@ -15,18 +15,15 @@ export const sink: SinkDefinition<DuckdbConfig> = {
 export type { DuckdbConfig } from './config.js'
 export { duckdbConfig } from './config.js'
 export {
-  DUCKDB_FENCED,
   DUCKDB_REJECTED,
   DUCKDB_SCHEMA_FAILED,
   DUCKDB_UNAVAILABLE,
   DUCKDB_WRITE_FAILED,
-  DuckdbFencedError,
   DuckdbRejectedError,
   DuckdbSchemaError,
   DuckdbUnavailableError,
   DuckdbWriteError,
 } from './errors.js'
-export { BATCHES_TABLE, FENCES_TABLE } from './ledger.js'
 // The SQL vocabulary of the sink's tables, for readers that must see rows as the sink lands them (skipprd query).
 export { loadFileChunks, readRecords } from './read.js'
 export { DuckdbSink } from './sink.js'

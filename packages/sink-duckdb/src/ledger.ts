@@ -5,10 +5,8 @@
  */
 import type { DuckDBMaterializedResult } from '@duckdb/node-api'
 import type { BatchIdentity } from '@skippr/connector-api'
+import { BATCHES_TABLE, FENCES_TABLE } from '@skippr/connector-api'
 import { ident, literal } from './sql.js'
-
-export const BATCHES_TABLE = '_skippr_batches'
-export const FENCES_TABLE = '_skippr_fences'
 
 /** Creates the bookkeeping tables if missing: statements for the caller's transaction. */
 export function ledgerTablesSql(dbSchema: string): string {

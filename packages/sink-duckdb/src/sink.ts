@@ -31,6 +31,8 @@ import {
   alreadyLanded,
   batchKey,
   cannotLand,
+  FENCED,
+  FencedError,
   hasCode,
   landed,
   permanent,
@@ -42,10 +44,8 @@ import {
 import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
 import {
-  DUCKDB_FENCED,
   DUCKDB_REJECTED,
   DUCKDB_WRITE_FAILED,
-  DuckdbFencedError,
   DuckdbOutOfMemoryError,
   DuckdbRejectedError,
   DuckdbSchemaError,
@@ -245,11 +245,7 @@ export class DuckdbSink implements Sink {
         return cannotLand(new DuckdbOutOfMemoryError(batchKey(batch.id), this.memoryLimit, error))
       if (hasCode(error, DUCKDB_REJECTED) && isRowError((error as Error).cause))
         return this.refusedOr(conn, write, error)
-      if (
-        hasCode(error, DUCKDB_REJECTED) ||
-        hasCode(error, DUCKDB_FENCED) ||
-        hasCode(error, ROW_COUNT_MISMATCH)
-      )
+      if (hasCode(error, DUCKDB_REJECTED) || hasCode(error, FENCED) || hasCode(error, ROW_COUNT_MISMATCH))
         return cannotLand(error)
       if (hasCode(error, DUCKDB_WRITE_FAILED)) return retryLater(error)
       return retryLater(new DuckdbWriteError(`batch ${batchKey(batch.id)}`, error))
@@ -307,7 +303,7 @@ export class DuckdbSink implements Sink {
         const { pipeline } = batch.id
         const fence = fences.has(pipeline) ? fences.get(pipeline) : statuses[i]!.fence
         if (fence !== undefined && fence > batch.fence)
-          throw new DuckdbFencedError(pipeline, batch.fence, fence)
+          throw new FencedError(pipeline, batch.fence, fence, 'DuckDB')
         if (fence !== batch.fence) raises.push(raiseFenceSql(this.dbSchema, pipeline, batch.fence))
         fences.set(pipeline, batch.fence)
         if (statuses[i]!.landed) outcomes.push(alreadyLanded())

@@ -4,15 +4,15 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { allTypesSchema, makeBatch, rawPart, trickyRows } from '@skippr/conformance'
 import type { Field, NamespaceSchema, RefusedRow, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
-import { hasCode, parseConnectorConfig, ROW_COUNT_MISMATCH, withoutRecords } from '@skippr/connector-api'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
-  DUCKDB_FENCED,
-  DUCKDB_REJECTED,
-  DUCKDB_UNAVAILABLE,
-  DuckdbSink,
-  sink as definition,
-} from '../src/index.js'
+  FENCED,
+  hasCode,
+  parseConnectorConfig,
+  ROW_COUNT_MISMATCH,
+  withoutRecords,
+} from '@skippr/connector-api'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DUCKDB_REJECTED, DUCKDB_UNAVAILABLE, DuckdbSink, sink as definition } from '../src/index.js'
 import { query, type TempWarehouse, tempWarehouse } from './helpers.js'
 
 let warehouse: TempWarehouse
@@ -156,7 +156,7 @@ describe('DuckdbSink', () => {
     const batch = (seq: number, fence: number) => trickyBatch(schema, seq, 'jsonl', fence)
     expect((await sink.write(batch(1, 9))).status).toBe('landed')
     const error = errorOf(await sink.write(batch(2, 8)))
-    expect(hasCode(error, DUCKDB_FENCED)).toBe(true)
+    expect(hasCode(error, FENCED)).toBe(true)
     expect(error.message).toMatch(/fence token 8 is older than 9/)
   })
 
@@ -166,7 +166,7 @@ describe('DuckdbSink', () => {
     await sink.prepare(schema)
     expect((await sink.write(trickyBatch(schema, 1, 'csv', 1))).status).toBe('landed')
     expect((await sink.write(trickyBatch(schema, 1, 'csv', 2))).status).toBe('already-landed')
-    expect(hasCode(errorOf(await sink.write(trickyBatch(schema, 2, 'csv', 1))), DUCKDB_FENCED)).toBe(true)
+    expect(hasCode(errorOf(await sink.write(trickyBatch(schema, 2, 'csv', 1))), FENCED)).toBe(true)
   })
 
   it("keeps a pipeline's identities and fence apart from another's whose name differs only by quoting", async () => {
@@ -185,7 +185,7 @@ describe('DuckdbSink', () => {
     expect((await sink.write(batch("o'brien", 5))).status).toBe('landed')
     expect((await sink.write(batch("o'brien", 5))).status).toBe('already-landed')
     expect((await sink.write(batch("o''brien", 1))).status).toBe('landed')
-    expect(hasCode(errorOf(await sink.write(batch("o'brien", 4))), DUCKDB_FENCED)).toBe(true)
+    expect(hasCode(errorOf(await sink.write(batch("o'brien", 4))), FENCED)).toBe(true)
     const ledger = await query(
       warehouse.file,
       'SELECT b.pipeline, b.epoch, f.fence FROM main._skippr_batches b JOIN main._skippr_fences f USING (pipeline) ORDER BY f.fence',
@@ -248,7 +248,7 @@ describe('DuckdbSink', () => {
     // A deposed writer's batch queued after a current one: the group fails, each is tried alone.
     const fenced = await Promise.all([batch(4, 2), batch(5, 1)].map((b) => sink.write(b)))
     expect(fenced.map((o) => o.status)).toEqual(['landed', 'fatal'])
-    expect(hasCode(errorOf(fenced[1]!), DUCKDB_FENCED)).toBe(true)
+    expect(hasCode(errorOf(fenced[1]!), FENCED)).toBe(true)
     expect(await query(warehouse.file, 'SELECT seq FROM main._skippr_batches ORDER BY seq')).toEqual(
       [1n, 2n, 3n, 4n].map((seq) => ({ seq })),
     )

@@ -4,11 +4,8 @@
  * writers preparing the same table at once do not race each other's CREATE or ALTER.
  */
 import type { FieldType, NamespaceSchema } from '@skippr/connector-api'
-import { widenFieldType } from '@skippr/connector-api'
+import { BATCHES_TABLE, FENCES_TABLE, widenFieldType } from '@skippr/connector-api'
 import pg from 'pg'
-
-export const FENCE_TABLE = '_skippr_fence'
-export const BATCHES_TABLE = '_skippr_batches'
 
 const SQL_TYPES: Record<FieldType, string> = {
   string: 'text',
@@ -85,19 +82,32 @@ export async function prepareTable(
   }
 }
 
+/** The fence table's name before the sinks shared theirs: renamed on first use, tokens kept. */
+const LEGACY_FENCE_TABLE = '_skippr_fence'
+
 /** Catalog checks first, so a user without CREATE on the database can still use an existing schema. */
 async function createBookkeeping(client: pg.ClientBase, schema: string): Promise<void> {
-  const { rows } = await client.query<{ schema: boolean; fence: boolean; batches: boolean }>(
+  const { rows } = await client.query<{ schema: boolean; fence: boolean; legacy: boolean; batches: boolean }>(
     `SELECT to_regnamespace($1) IS NOT NULL AS schema,
             to_regclass($2) IS NOT NULL AS fence,
-            to_regclass($3) IS NOT NULL AS batches`,
-    [pg.escapeIdentifier(schema), qualifiedName(schema, FENCE_TABLE), qualifiedName(schema, BATCHES_TABLE)],
+            to_regclass($3) IS NOT NULL AS legacy,
+            to_regclass($4) IS NOT NULL AS batches`,
+    [
+      pg.escapeIdentifier(schema),
+      qualifiedName(schema, FENCES_TABLE),
+      qualifiedName(schema, LEGACY_FENCE_TABLE),
+      qualifiedName(schema, BATCHES_TABLE),
+    ],
   )
   const found = rows[0]
   if (!found?.schema) await client.query(`CREATE SCHEMA ${pg.escapeIdentifier(schema)}`)
-  if (!found?.fence)
+  if (!found?.fence && found?.legacy)
     await client.query(
-      `CREATE TABLE ${qualifiedName(schema, FENCE_TABLE)} (pipeline text PRIMARY KEY, token bigint NOT NULL)`,
+      `ALTER TABLE ${qualifiedName(schema, LEGACY_FENCE_TABLE)} RENAME TO ${pg.escapeIdentifier(FENCES_TABLE)}`,
+    )
+  else if (!found?.fence)
+    await client.query(
+      `CREATE TABLE ${qualifiedName(schema, FENCES_TABLE)} (pipeline text PRIMARY KEY, token bigint NOT NULL)`,
     )
   if (!found?.batches)
     await client.query(`CREATE TABLE ${qualifiedName(schema, BATCHES_TABLE)} (

@@ -5,7 +5,6 @@ export const TRANSIENT = 'SKIPPR_PG_TRANSIENT'
 export const DATA_REJECTED = 'SKIPPR_PG_DATA_REJECTED'
 export const PERMISSION_DENIED = 'SKIPPR_PG_PERMISSION_DENIED'
 export const STATEMENT_REJECTED = 'SKIPPR_PG_REJECTED'
-export const FENCED = 'SKIPPR_PG_FENCED'
 export const RESERVED_NAME = 'SKIPPR_PG_RESERVED_NAME'
 export const NAME_TOO_LONG = 'SKIPPR_PG_NAME_TOO_LONG'
 
@@ -97,16 +96,6 @@ export class StatementRejectedError extends PostgresSinkError {
 }
 
 /** A newer writer holds the pipeline's lease; this writer must not land anything. */
-export class FencedError extends PostgresSinkError {
-  constructor(pipeline: string, token: bigint, highest: bigint) {
-    super(
-      FENCED,
-      `pipeline ${pipeline} has a newer writer (fence token ${highest} > ${token}): this writer lost its ` +
-        'lease and stops; only one sync may write a pipeline at a time',
-    )
-  }
-}
-
 export class ReservedNameError extends PostgresSinkError {
   constructor(namespace: string) {
     super(

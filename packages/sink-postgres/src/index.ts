@@ -5,13 +5,10 @@ import { PostgresSink } from './sink.js'
 
 export type { PostgresSinkConfig, PostgresSinkOptions } from './config.js'
 export { postgresSinkConfig } from './config.js'
-export { BATCHES_TABLE, FENCE_TABLE } from './ddl.js'
 export type { ServerFields } from './errors.js'
 export {
   DATA_REJECTED,
   DataRejectedError,
-  FENCED,
-  FencedError,
   NAME_TOO_LONG,
   NameTooLongError,
   PERMISSION_DENIED,

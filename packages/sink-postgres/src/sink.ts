@@ -1,9 +1,12 @@
 import type { Guarantee, Logger, NamespaceSchema, Sink, SinkBatch, WriteOutcome } from '@skippr/connector-api'
 import {
   alreadyLanded,
+  BATCHES_TABLE,
   batchKey,
   cannotLand,
   describeTarget,
+  FENCES_TABLE,
+  FencedError,
   landed,
   permanent,
   RowCountMismatchError,
@@ -15,8 +18,8 @@ import { parse } from 'valibot'
 import { breaksConnection, classify, outcomeOf } from './classify.js'
 import { type PostgresSinkConfig, type PostgresSinkOptions, postgresSinkConfig } from './config.js'
 import { createPool } from './connection.js'
-import { BATCHES_TABLE, FENCE_TABLE, isReserved, prepareTable, qualifiedName, tooLongName } from './ddl.js'
-import { FencedError, NameTooLongError, ReservedNameError } from './errors.js'
+import { isReserved, prepareTable, qualifiedName, tooLongName } from './ddl.js'
+import { NameTooLongError, ReservedNameError } from './errors.js'
 import { forgetJsonlTable, loadPart } from './load.js'
 import { findRefusedRows } from './refused-rows.js'
 import { refusesRow } from './savepoint.js'
@@ -71,14 +74,14 @@ export class PostgresSink implements Sink {
       if (badName) return cannotLand(badName)
     }
     // The table being worked on, so a failure names it.
-    let table = this.table(FENCE_TABLE)
+    let table = this.table(FENCES_TABLE)
     try {
       return await this.withConnection(async (client) => {
         for (const part of batch.parts) {
           table = this.table(part.namespace)
           await this.ensureTable(client, part.schema)
         }
-        table = this.table(FENCE_TABLE)
+        table = this.table(FENCES_TABLE)
         return await this.writeBatch(client, batch, (namespace) => {
           table = this.table(namespace)
         })
@@ -101,25 +104,26 @@ export class PostgresSink implements Sink {
     const { pipeline, epoch, seq } = batch.id
     if (this.raised.get(pipeline) !== batch.fence) {
       const highest = await this.raiseFence(client, pipeline, batch.fence)
-      if (highest > batch.fence) return cannotLand(new FencedError(pipeline, batch.fence, highest))
+      if (highest > batch.fence)
+        return cannotLand(new FencedError(pipeline, batch.fence, highest, 'PostgreSQL'))
       this.raised.set(pipeline, batch.fence)
     }
     await client.query('BEGIN')
     // The share lock lets this writer's batches run side by side, while a newer writer's raise (an
     // update) waits for them to commit: no batch of a deposed writer commits after it.
     const fence = await client.query<{ token: string }>(
-      `SELECT token FROM ${this.table(FENCE_TABLE)} WHERE pipeline = $1 FOR SHARE`,
+      `SELECT token FROM ${this.table(FENCES_TABLE)} WHERE pipeline = $1 FOR SHARE`,
       [pipeline],
     )
     const highest = fence.rows[0] === undefined ? undefined : BigInt(fence.rows[0].token)
     if (highest !== batch.fence) {
       await client.query('ROLLBACK')
       if (highest !== undefined && highest > batch.fence)
-        return cannotLand(new FencedError(pipeline, batch.fence, highest))
+        return cannotLand(new FencedError(pipeline, batch.fence, highest, 'PostgreSQL'))
       // The row was deleted or lowered by hand: raise it again on the retry.
       this.raised.delete(pipeline)
       return retryLater(
-        new Error(`the fence row of pipeline ${pipeline} in ${this.table(FENCE_TABLE)} changed`),
+        new Error(`the fence row of pipeline ${pipeline} in ${this.table(FENCES_TABLE)} changed`),
       )
     }
     // Claiming the identity up front is also the lookup: a batch that landed before conflicts.
@@ -183,7 +187,7 @@ export class PostgresSink implements Sink {
    */
   private async raiseFence(client: pg.PoolClient, pipeline: string, fence: bigint): Promise<bigint> {
     const { rows } = await client.query<{ token: string }>(
-      `INSERT INTO ${this.table(FENCE_TABLE)} AS f (pipeline, token) VALUES ($1, $2)
+      `INSERT INTO ${this.table(FENCES_TABLE)} AS f (pipeline, token) VALUES ($1, $2)
        ON CONFLICT (pipeline) DO UPDATE SET token = GREATEST(f.token, EXCLUDED.token) RETURNING token`,
       [pipeline, fence.toString()],
     )

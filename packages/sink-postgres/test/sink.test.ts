@@ -4,6 +4,7 @@ import type { NamespaceSchema, SinkBatch, WriteOutcome } from '@skippr/connector
 import {
   encodeCsv,
   encodeJsonl,
+  FENCED,
   hasCode,
   isPermanent,
   parseConnectorConfig,
@@ -16,7 +17,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { lineInContext, recordAtLine } from '../src/copy-refusals.js'
 import {
   sink as definition,
-  FENCED,
   NAME_TOO_LONG,
   PERMISSION_DENIED,
   PostgresSink,
@@ -303,7 +303,7 @@ describe('failures', () => {
     const holder = new pg.Client({ connectionString: PG_URL })
     await holder.connect()
     await holder.query('BEGIN')
-    await holder.query(`SELECT * FROM ${db.schema}._skippr_fence FOR UPDATE`)
+    await holder.query(`SELECT * FROM ${db.schema}._skippr_fences FOR UPDATE`)
     let settled: WriteOutcome | undefined
     const pending = sink.write(rowsBatch(2, [2, 3, 4])).then((outcome) => {
       settled = outcome
@@ -382,13 +382,28 @@ describe('failures', () => {
     const sink = db.sink()
     await sink.prepare(orders)
     expect((await sink.write(rowsBatch(1, [1]))).status).toBe('landed')
-    await db.sql(`DELETE FROM ${db.schema}._skippr_fence`)
+    await db.sql(`DELETE FROM ${db.schema}._skippr_fences`)
     const outcome = await sink.write(rowsBatch(2, [2]))
     expect(outcome.status).toBe('retry')
     expect(errorOf(outcome)?.message).toContain('fence row of pipeline p')
     expect((await sink.write(rowsBatch(2, [2]))).status).toBe('landed')
-    expect((await db.sql(`SELECT token FROM ${db.schema}._skippr_fence`)).rows).toEqual([{ token: '1' }])
+    expect((await db.sql(`SELECT token FROM ${db.schema}._skippr_fences`)).rows).toEqual([{ token: '1' }])
     expect(await count()).toBe(2)
+  })
+
+  it('a fence table of the old name (_skippr_fence) is renamed, and its tokens still fence', async () => {
+    await db.sql(`CREATE SCHEMA ${db.schema}`)
+    await db.sql(`CREATE TABLE ${db.schema}._skippr_fence (pipeline text PRIMARY KEY, token bigint NOT NULL)`)
+    await db.sql(`INSERT INTO ${db.schema}._skippr_fence VALUES ('p', 9)`)
+    const sink = db.sink()
+    await sink.prepare(orders)
+    const outcome = await sink.write(csvBatch(1, '1,1,\n', 1, 8n))
+    expect(outcome.status).toBe('fatal')
+    expect(hasCode(errorOf(outcome), FENCED)).toBe(true)
+    expect((await db.sql(`SELECT token FROM ${db.schema}._skippr_fences`)).rows).toEqual([{ token: '9' }])
+    expect((await db.sql(`SELECT to_regclass('${db.schema}._skippr_fence') AS old`)).rows).toEqual([
+      { old: null },
+    ])
   })
 
   it('a fenced writer gets the fence code', async () => {
@@ -398,7 +413,7 @@ describe('failures', () => {
     const outcome = await sink.write(csvBatch(2, '2,1,\n', 1, 8n))
     expect(outcome.status).toBe('fatal')
     expect(hasCode(errorOf(outcome), FENCED)).toBe(true)
-    expect(errorOf(outcome)?.message).toContain('9 > 8')
+    expect(errorOf(outcome)?.message).toContain('fence token 8 is older than 9')
   })
 })
 
