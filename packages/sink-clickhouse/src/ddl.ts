@@ -4,14 +4,14 @@
  * `_skippr_batches` are created alongside, after a look at the catalog, so that a user without
  * CREATE rights can still write into what exists.
  */
-import { BATCH_COLUMN, type NamespaceSchema } from '@skippr/connector-api'
+import { BATCH_COLUMN, BATCHES_TABLE, type NamespaceSchema } from '@skippr/connector-api'
 import { type Column, columnTypeOf, parseColumn, spell, widens } from './column-types.js'
 import { type ClickhouseSinkConfig, isReplacing, isReplicated } from './config.js'
 import type { Connection } from './connection.js'
 import { NoPrimaryKeyError, ReservedNameError } from './errors.js'
 import { qualifiedName, quoteName, quoteString } from './sql.js'
 
-export const BATCHES_TABLE = '_skippr_batches'
+export { BATCHES_TABLE }
 
 /** Settings of `config` that shape tables. */
 export type TableConfig = Pick<ClickhouseSinkConfig, 'database' | 'engine' | 'zookeeper_path' | 'replica'>
