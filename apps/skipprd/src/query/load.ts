@@ -30,8 +30,8 @@ export interface WrittenBatches {
   readonly lastSeq: bigint | undefined
 }
 
-/** A session's directory of load files (removed when the session closes). */
-export class LoadFiles {
+/** A query session's directory of WAL batch files to load (removed when the session closes). */
+export class WalBatchFiles {
   private dir: Promise<string> | undefined
   private count = 0
 

@@ -24,7 +24,7 @@ import type { SavedSchema } from '@skippr/state'
 import { openWalSnapshot, slotName, type WalSnapshot } from '@skippr/wal'
 import type { PipelineSettings } from '../config/settings.js'
 import type { PipelineHandle } from './catalog.js'
-import { insertSql, LoadFiles, SchemaVersions, SEQ_COLUMN } from './load.js'
+import { insertSql, SchemaVersions, SEQ_COLUMN, WalBatchFiles } from './load.js'
 
 /** Bumped when the cache's layout changes: older caches are rebuilt. */
 const CACHE_FORMAT = 1
@@ -66,7 +66,7 @@ export interface WalTablesOptions {
 
 export class WalTables {
   private readonly attached = new Map<string, Attached>()
-  private readonly files = new LoadFiles()
+  private readonly files = new WalBatchFiles()
   private aliases = 0
 
   constructor(
