@@ -41,43 +41,96 @@ const CONTENT_TYPES = {
 const LF = 10
 const decoder = new TextDecoder()
 
+/** A batch's messages, made one at a time as they are published, and how many there are. */
+export interface OutgoingMessages extends Iterable<OutgoingMessage> {
+  readonly count: number
+}
+
 /**
- * Every message of `batch`, in order. Throws `RowCountMismatchError` for a part holding another
+ * Every message of `batch`, in order. Each part is decoded, counted and given its routing keys
+ * here, before anything is published: throws `RowCountMismatchError` for a part holding another
  * number of records than it declares, `BadRecordError` for one that does not decode, and
- * `RoutingKeyError` for a row the routing key cannot be made for.
+ * `RoutingKeyError` for a row the routing key cannot be made for. The messages themselves are made
+ * as the publisher takes them, so a batch of many rows never holds a message object per row.
  */
-export function outgoingMessages(batch: SinkBatch, shape: MessageShape): OutgoingMessage[] {
-  return batch.parts.flatMap((part, index) => {
-    const body = transcode(part, shape.format, part.schema.fields)
-    const key = partKey(batch.id, index)
-    const options = (messageId: string): Options.Publish => ({
-      persistent: true,
-      mandatory: true,
-      messageId,
-      contentType: CONTENT_TYPES[shape.messagePer][shape.format],
-      headers: {
-        'x-skippr-batch': key,
-        'x-skippr-seq': batch.id.seq.toString(),
-        'x-skippr-namespace': part.namespace,
-      },
-    })
-    if (shape.messagePer === 'batch') {
-      expectRows(batch, part, countRecords(body, shape.format), shape.exchange)
-      if (part.rows === 0) return []
-      const content = shape.format === 'csv' ? Buffer.concat([csvHeader(part.schema.fields), body]) : body
-      const routingKey = shape.routingKey.render(part.namespace)
-      return [{ routingKey, content: asBuffer(content), options: options(key) }]
-    }
-    const records = recordRanges(body, shape.format)
-    expectRows(batch, part, records.length, shape.exchange)
-    const rowValues = shape.routingKey.columns.length > 0 ? valuesOf(part, shape.format, body) : undefined
-    return records.map(([start, end], row) => ({
-      routingKey: shape.routingKey.render(part.namespace, rowValues?.(row)),
-      // A CSV record keeps its line end, as the contract writes every record.
-      content: asBuffer(body.subarray(start, shape.format === 'csv' && body[end] === LF ? end + 1 : end)),
-      options: options(`${key}:${row}`),
-    }))
+export function outgoingMessages(batch: SinkBatch, shape: MessageShape): OutgoingMessages {
+  const parts = batch.parts.map((part, index) => partMessages(batch, part as Part, index, shape))
+  return {
+    count: parts.reduce((sum, part) => sum + part.count, 0),
+    *[Symbol.iterator]() {
+      for (const part of parts) yield* part.messages()
+    },
+  }
+}
+
+function partMessages(
+  batch: SinkBatch,
+  part: Part,
+  index: number,
+  shape: MessageShape,
+): { count: number; messages: () => Iterable<OutgoingMessage> } {
+  const body = transcode(part, shape.format, part.schema.fields)
+  const key = partKey(batch.id, index)
+  // One headers object for every message of the part: amqplib only reads it.
+  const headers = {
+    'x-skippr-batch': key,
+    'x-skippr-seq': batch.id.seq.toString(),
+    'x-skippr-namespace': part.namespace,
+  }
+  const contentType = CONTENT_TYPES[shape.messagePer][shape.format]
+  const options = (messageId: string): Options.Publish => ({
+    persistent: true,
+    mandatory: true,
+    messageId,
+    contentType,
+    headers,
   })
+  if (shape.messagePer === 'batch') {
+    expectRows(batch, part, countRecords(body, shape.format), shape.exchange)
+    if (part.rows === 0) return { count: 0, messages: () => [] }
+    const routingKey = shape.routingKey.render(part.namespace)
+    return {
+      count: 1,
+      messages: () => {
+        const content = shape.format === 'csv' ? Buffer.concat([csvHeader(part.schema.fields), body]) : body
+        return [{ routingKey, content: asBuffer(content), options: options(key) }]
+      },
+    }
+  }
+  const records = recordRanges(body, shape.format)
+  expectRows(batch, part, records.length, shape.exchange)
+  const routingKeys = routingKeysOf(part, shape, body, records.length)
+  return {
+    count: records.length,
+    *messages() {
+      for (const [row, [start, end]] of records.entries())
+        yield {
+          routingKey: routingKeys(row),
+          // A CSV record keeps its line end, as the contract writes every record.
+          content: asBuffer(body.subarray(start, shape.format === 'csv' && body[end] === LF ? end + 1 : end)),
+          options: options(`${key}:${row}`),
+        }
+    },
+  }
+}
+
+/**
+ * Each row's routing key. A template that reads columns is rendered for every row now, so a row
+ * without its value fails the batch before anything is published; one that does not is one key.
+ */
+function routingKeysOf(
+  part: Part,
+  shape: MessageShape,
+  body: Uint8Array,
+  rows: number,
+): (row: number) => string {
+  if (shape.routingKey.columns.length === 0) {
+    const routingKey = shape.routingKey.render(part.namespace)
+    return () => routingKey
+  }
+  const values = valuesOf(part, shape.format, body)
+  const keys = Array.from({ length: rows }, (_, row) => shape.routingKey.render(part.namespace, values(row)))
+  return (row) => keys[row]!
 }
 
 function expectRows(batch: SinkBatch, part: Part, held: number, exchange: string): void {

@@ -15,7 +15,7 @@ export type PublishResult =
 export async function publishAll(
   channel: ConfirmChannel,
   exchange: string,
-  messages: readonly OutgoingMessage[],
+  messages: Iterable<OutgoingMessage>,
   window: number,
 ): Promise<PublishResult> {
   let returned: Message | undefined

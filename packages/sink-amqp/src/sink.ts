@@ -6,7 +6,7 @@ import { classify, type FailureContext, outcomeOf } from './classify.js'
 import { type AmqpSinkConfig, type AmqpSinkOptions, amqpSinkConfig } from './config.js'
 import { RoutingKeyError, UnroutableError } from './errors.js'
 import { Link } from './link.js'
-import { type OutgoingMessage, outgoingMessages } from './messages.js'
+import { type OutgoingMessages, outgoingMessages } from './messages.js'
 import { publishAll } from './publisher.js'
 import { type RoutingKey, routingKey } from './routing-key.js'
 
@@ -53,7 +53,7 @@ export class AmqpSink implements Sink {
   }
 
   async write(batch: SinkBatch): Promise<WriteOutcome> {
-    let messages: OutgoingMessage[]
+    let messages: OutgoingMessages
     try {
       messages = outgoingMessages(batch, {
         format: this.config.format,
@@ -86,7 +86,7 @@ export class AmqpSink implements Sink {
       epoch,
       seq: seq.toString(),
       rows,
-      messages: messages.length,
+      messages: messages.count,
     })
     return landed(rows)
   }
