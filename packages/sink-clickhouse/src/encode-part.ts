@@ -9,7 +9,7 @@ import { BAD_RECORD, BATCH_COLUMN, hasCode, RowCountMismatchError } from '@skipp
 import type { Column } from './column-types.js'
 import { RECORD_REFUSED, StatementRejectedError, UnsupportedColumnError, VALUE_REFUSED } from './errors.js'
 import { type Cell, type Part, type PartRecord, readRecords } from './part-records.js'
-import { RowBinaryWriter, type TargetColumn } from './row-binary.js'
+import { encodedString, RowBinaryWriter, type TargetColumn } from './row-binary.js'
 import { quoteName } from './sql.js'
 
 export interface PartContext {
@@ -53,7 +53,9 @@ export function encodePart(part: Part, at: PartContext): EncodedPart {
     }
   const targets = targetColumns(part, at)
   if (targets instanceof Error) return { error: targets }
-  const writer = new RowBinaryWriter()
+  const key = encodedString(at.key)
+  // RowBinary is about as long as the text it comes from, plus the key on every row.
+  const writer = new RowBinaryWriter(part.body.length + records.length * key.length)
   const refused: RefusedRow[] = []
   records.forEach((record, row) => {
     const problem = 'problem' in record ? record.problem : writeRow(writer, targets, record.cells)
@@ -64,7 +66,7 @@ export function encodePart(part: Part, at: PartContext): EncodedPart {
         error: problem,
         code: 'cells' in record ? VALUE_REFUSED : RECORD_REFUSED,
       })
-    writer.string(at.key)
+    writer.encoded(key)
   })
   const names = [...targets.map((t) => t.name), BATCH_COLUMN].map(quoteName)
   return {

@@ -20,11 +20,14 @@ export interface TargetColumn {
 const INTEGER = /^-?\d+$/
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 /** How sources write the doubles JSON has no number for (`csvValue` of NaN and the infinities). */
-const SPECIAL_DOUBLES: Record<string, number> = {
-  NaN: Number.NaN,
-  Infinity: Infinity,
-  '-Infinity': -Infinity,
-}
+const SPECIAL_DOUBLES = new Map<string, number>([
+  ['NaN', Number.NaN],
+  ['Infinity', Infinity],
+  ['-Infinity', -Infinity],
+])
+/** Digits (and a sign) that a double holds exactly: every integer of up to 15 digits is below 2^53. */
+const SAFE_INTEGER_TEXT = 16
+const TWO_32 = 2 ** 32
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 const INT_RANGE = {
   Int32: [-(2n ** 31n), 2n ** 31n - 1n],
@@ -33,8 +36,13 @@ const INT_RANGE = {
 
 /** A growing buffer of RowBinary values. */
 export class RowBinaryWriter {
-  private buffer = Buffer.allocUnsafe(64 * 1024)
+  private buffer: Buffer
   private length = 0
+
+  /** `expectedBytes`: about what the rows will take, so the buffer rarely grows. */
+  constructor(expectedBytes = 64 * 1024) {
+    this.buffer = Buffer.allocUnsafe(Math.max(1024, expectedBytes))
+  }
 
   bytes(): Buffer {
     return this.buffer.subarray(0, this.length)
@@ -68,7 +76,14 @@ export class RowBinaryWriter {
     }
   }
 
-  /** Appends a non-null String value (the batch column). */
+  /** A String value encoded once (`encodedString`), appended as it is: the batch column of every row. */
+  encoded(value: Uint8Array): void {
+    this.room(value.length)
+    this.buffer.set(value, this.length)
+    this.length += value.length
+  }
+
+  /** Appends a non-null String value. */
   string(text: string): string | undefined {
     if (LONE_SURROGATE.test(text)) return 'holds a lone UTF-16 surrogate, which UTF-8 cannot hold'
     const size = Buffer.byteLength(text)
@@ -85,6 +100,7 @@ export class RowBinaryWriter {
 
   private integer(type: 'Int32' | 'Int64', cell: string): string | undefined {
     if (!INTEGER.test(cell)) return `is not an integer (${type})`
+    if (cell.length < SAFE_INTEGER_TEXT) return this.safeInteger(type, Number(cell))
     const value = BigInt(cell)
     const [min, max] = INT_RANGE[type]
     if (value < min || value > max) return `is out of the range of ${type}`
@@ -94,8 +110,23 @@ export class RowBinaryWriter {
     return undefined
   }
 
+  /** An integer a double holds exactly, written without a BigInt. */
+  private safeInteger(type: 'Int32' | 'Int64', value: number): string | undefined {
+    this.room(8)
+    if (type === 'Int32') {
+      if (value < -(2 ** 31) || value > 2 ** 31 - 1) return `is out of the range of ${type}`
+      this.length = this.buffer.writeInt32LE(value, this.length)
+      return undefined
+    }
+    // Two's complement in two halves: floor keeps the high half right for negative values.
+    const high = Math.floor(value / TWO_32)
+    this.length = this.buffer.writeUInt32LE(value - high * TWO_32, this.length)
+    this.length = this.buffer.writeInt32LE(high, this.length)
+    return undefined
+  }
+
   private double(cell: string, field: FieldType): string | undefined {
-    const special = SPECIAL_DOUBLES[cell]
+    const special = SPECIAL_DOUBLES.get(cell)
     if (special === undefined && !NUMBER.test(cell)) return 'is not a number (Float64)'
     const value = special ?? Number(cell)
     if (special === undefined && !Number.isFinite(value)) return 'is beyond the range of Float64'
@@ -115,4 +146,11 @@ export class RowBinaryWriter {
     this.buffer.copy(grown, 0, 0, this.length)
     this.buffer = grown
   }
+}
+
+/** A String value as RowBinary bytes (LEB128 length, UTF-8), for a value written on every row. */
+export function encodedString(text: string): Uint8Array {
+  const writer = new RowBinaryWriter(Buffer.byteLength(text) + 5)
+  writer.string(text)
+  return writer.bytes()
 }
