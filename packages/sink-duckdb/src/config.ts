@@ -2,6 +2,8 @@ import * as v from 'valibot'
 
 /** DuckDB's own default is 80% of the machine's memory, far more than loading a batch needs. */
 export const DEFAULT_MEMORY_LIMIT = '256MB'
+/** How long the sink keeps the database file open with nothing to land. */
+export const DEFAULT_IDLE_CLOSE_SECONDS = 5
 
 export const duckdbConfig = v.strictObject({
   path: v.pipe(
@@ -19,6 +21,15 @@ export const duckdbConfig = v.strictObject({
       v.regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as 256MB or 1GiB'),
       v.description(
         `DuckDB's memory_limit while the sink loads, e.g. 512MB (default ${DEFAULT_MEMORY_LIMIT})`,
+      ),
+    ),
+  ),
+  idle_close_seconds: v.optional(
+    v.pipe(
+      v.number(),
+      v.minValue(0),
+      v.description(
+        `Seconds with nothing to land after which the sink closes the database file, so other processes can open it (default ${DEFAULT_IDLE_CLOSE_SECONDS})`,
       ),
     ),
   ),

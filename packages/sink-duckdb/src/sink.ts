@@ -41,7 +41,7 @@ import {
   refused,
   retryLater,
 } from '@skippr/connector-api'
-import { DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
+import { DEFAULT_IDLE_CLOSE_SECONDS, DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
 import {
   DUCKDB_REJECTED,
@@ -106,6 +106,10 @@ export class DuckdbSink implements Sink {
   private readonly settings: readonly string[]
   private readonly tempParent: string
   private opened: Promise<Open> | undefined
+  /** A close after an idle spell, in progress: the next open waits for it. */
+  private released: Promise<void> | undefined
+  private idleTimer: NodeJS.Timeout | undefined
+  private readonly idleCloseMs: number
   /** One connection runs one transaction at a time: calls wait for the previous one. */
   private queue: Promise<unknown> = Promise.resolve()
   /** Writes waiting for the connection. */
@@ -122,6 +126,7 @@ export class DuckdbSink implements Sink {
     this.dbSchema = config.schema
     this.settings = loadSettings(config)
     this.memoryLimit = config.memory_limit ?? DEFAULT_MEMORY_LIMIT
+    this.idleCloseMs = (config.idle_close_seconds ?? DEFAULT_IDLE_CLOSE_SECONDS) * 1000
     this.tempParent = path.join(
       context.dataDir ? path.resolve(context.configDir, context.dataDir) : tmpdir(),
       'tmp',
@@ -129,7 +134,8 @@ export class DuckdbSink implements Sink {
   }
 
   prepare(schema: NamespaceSchema): Promise<void> {
-    return this.serial(async () => {
+    clearTimeout(this.idleTimer)
+    const prepared = this.serial(async () => {
       const { conn } = await this.open()
       await ensureTable(conn, this.dbSchema, schema).catch((error: unknown) => {
         const failure = new DuckdbSchemaError(tableName(this.dbSchema, schema.namespace), error)
@@ -137,6 +143,8 @@ export class DuckdbSink implements Sink {
         throw DATA_ERROR.test(error instanceof Error ? error.message : '') ? permanent(failure) : failure
       })
     })
+    void prepared.finally(() => this.scheduleIdleClose()).catch(() => {})
+    return prepared
   }
 
   write(batch: SinkBatch): Promise<WriteOutcome> {
@@ -146,21 +154,49 @@ export class DuckdbSink implements Sink {
       this.writes.push({ batch, spooled, settle, behindLanding }),
     )
     this.arrived?.()
+    clearTimeout(this.idleTimer)
     // The first of these turns to run takes every write queued by then; a later one may find none.
     void this.serial(() => this.landQueued())
+      .finally(() => this.scheduleIdleClose())
+      .catch(() => {})
     return written
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer)
     await this.queue
+    await this.release()
+  }
+
+  /**
+   * Closes the connection and the instance, so that other processes can open the file (DuckDB lets
+   * one process at a time have it). The next write opens it again; `open()` waits for this first.
+   */
+  private release(): Promise<void> {
     const opened = this.opened
     this.opened = undefined
-    if (!opened) return
-    const open = await opened.catch(() => undefined)
-    if (!open) return
-    open.conn.closeSync()
-    open.instance.closeSync()
-    await open.files.remove()
+    this.preservingOrder = undefined
+    if (!opened) return this.released ?? Promise.resolve()
+    this.released = (async () => {
+      const open = await opened.catch(() => undefined)
+      if (!open) return
+      open.conn.closeSync()
+      open.instance.closeSync()
+      await open.files.remove()
+    })()
+    return this.released
+  }
+
+  /** After each turn: with nothing left to land, the file is released once idle for idleCloseMs. */
+  private scheduleIdleClose(): void {
+    clearTimeout(this.idleTimer)
+    if (this.writes.length > 0 || this.landing || this.opened === undefined) return
+    this.idleTimer = setTimeout(() => {
+      void this.serial(async () => {
+        if (this.writes.length === 0 && !this.landing) await this.release()
+      })
+    }, this.idleCloseMs)
+    this.idleTimer.unref()
   }
 
   /** Writes the batch's load files once the database is open; a failure is the write's outcome. */
@@ -378,10 +414,12 @@ export class DuckdbSink implements Sink {
 
   /** Opens the database on first use, so a locked file is a retryable write, not a start-up failure. */
   private open(): Promise<Open> {
-    this.opened ??= this.connect().catch((error: unknown) => {
-      this.opened = undefined
-      throw error
-    })
+    this.opened ??= (this.released ?? Promise.resolve())
+      .then(() => this.connect())
+      .catch((error: unknown) => {
+        this.opened = undefined
+        throw error
+      })
     return this.opened
   }
 

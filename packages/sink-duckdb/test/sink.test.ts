@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -844,5 +844,40 @@ describe('DuckdbSink: rows DuckDB refuses', () => {
       { seq: 1n },
       { seq: 2n },
     ])
+  })
+})
+
+describe('the database file between landings', () => {
+  /** Opens the file in another process, as a reader would while a sync runs: its row count, or the error. */
+  function countElsewhere(file: string, table: string): Promise<string> {
+    const script = `const { DuckDBInstance } = require('@duckdb/node-api')
+      DuckDBInstance.create(process.argv[1], { access_mode: 'READ_ONLY' })
+        .then(async (db) => { const c = await db.connect(); const r = await c.runAndReadAll('SELECT count(*)::INT AS n FROM ${table}'); console.log(r.getRowObjects()[0].n) })
+        .catch((e) => console.log('refused: ' + e.message.split('\\n')[0]))`
+    return new Promise((resolve, reject) =>
+      execFile(process.execPath, ['-e', script, file], { cwd: import.meta.dirname }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout.trim()),
+      ),
+    )
+  }
+
+  it('is closed after idle_close_seconds with nothing to land, and opened again by the next write', async () => {
+    const schema = allTypesSchema('idle')
+    const sink = new DuckdbSink(
+      { path: 'warehouse.duckdb', schema: 'main', idle_close_seconds: 0.3 },
+      { configDir: warehouse.dir, dataDir: path.join(warehouse.dir, 'data') },
+    )
+    opened.push(sink)
+    await sink.prepare(schema)
+    expect((await sink.write(trickyBatch(schema, 1))).status).toBe('landed')
+    const table = `main.${JSON.stringify(schema.namespace)}`
+    // Right after a landing the sink holds the file.
+    expect(await countElsewhere(warehouse.file, table)).toMatch(/^refused: /)
+    await sleep(800)
+    expect(await countElsewhere(warehouse.file, table)).toBe(String(trickyRows().length))
+    expect((await sink.write(trickyBatch(schema, 2))).status).toBe('landed')
+    expect((await sink.write(trickyBatch(schema, 1))).status).toBe('already-landed')
+    await sleep(800)
+    expect(await countElsewhere(warehouse.file, table)).toBe(String(2 * trickyRows().length))
   })
 })
