@@ -861,23 +861,36 @@ describe('the database file between landings', () => {
     )
   }
 
-  it('is closed after idle_close_seconds with nothing to land, and opened again by the next write', async () => {
-    const schema = allTypesSchema('idle')
+  const idleSink = (seconds: number) => {
     const sink = new DuckdbSink(
-      { path: 'warehouse.duckdb', schema: 'main', idle_close_seconds: 0.3 },
+      { path: 'warehouse.duckdb', schema: 'main', idle_close_seconds: seconds },
       { configDir: warehouse.dir, dataDir: path.join(warehouse.dir, 'data') },
     )
     opened.push(sink)
+    return sink
+  }
+
+  it('is held while the sink has landed within idle_close_seconds', async () => {
+    const schema = allTypesSchema('held')
+    const sink = idleSink(3600)
+    await sink.prepare(schema)
+    expect((await sink.write(trickyBatch(schema, 1))).status).toBe('landed')
+    expect(await countElsewhere(warehouse.file, `main.${JSON.stringify(schema.namespace)}`)).toMatch(
+      /^refused: /,
+    )
+  })
+
+  it('is closed after idle_close_seconds with nothing to land, and opened again by the next write', async () => {
+    const schema = allTypesSchema('idle')
+    const sink = idleSink(0.2)
     await sink.prepare(schema)
     expect((await sink.write(trickyBatch(schema, 1))).status).toBe('landed')
     const table = `main.${JSON.stringify(schema.namespace)}`
-    // Right after a landing the sink holds the file.
-    expect(await countElsewhere(warehouse.file, table)).toMatch(/^refused: /)
-    await sleep(800)
-    expect(await countElsewhere(warehouse.file, table)).toBe(String(trickyRows().length))
+    const rows = trickyRows().length
+    const poll = { timeout: 15_000, interval: 200 }
+    await expect.poll(() => countElsewhere(warehouse.file, table), poll).toBe(String(rows))
     expect((await sink.write(trickyBatch(schema, 2))).status).toBe('landed')
     expect((await sink.write(trickyBatch(schema, 1))).status).toBe('already-landed')
-    await sleep(800)
-    expect(await countElsewhere(warehouse.file, table)).toBe(String(2 * trickyRows().length))
+    await expect.poll(() => countElsewhere(warehouse.file, table), poll).toBe(String(2 * rows))
   })
 })
