@@ -11,7 +11,8 @@
  *    WAL_MAX_TOTAL_BYTES a commit, and so reading, waits for landings to free room. A full disk
  *    stops reading for good; what was committed still lands, then the run fails naming the disk;
  * 6. with --once, drain: every committed batch lands, or the run exits 1 and they stay in the WAL.
- *    Without it, run until stopped, then flush the buffer, stop landing and release the lease.
+ *    Without it, run until stopped, then commit the buffer, land for up to STOP_GRACE_MS and release
+ *    the lease.
  */
 import { randomUUID } from 'node:crypto'
 import {
@@ -46,6 +47,8 @@ import { RunProgress, type SyncListener } from './events.js'
 import { Lander } from './lander.js'
 import { SchemaRegistry } from './schemas.js'
 
+/** How long a stopped long-running sync goes on landing the batches it committed. */
+const STOP_GRACE_MS = 10_000
 export interface PipelineRunOptions {
   readonly settings: PipelineSettings
   /** Buffer thresholds and WAL file settings, resolved from skippr.yml and the environment. */
@@ -212,10 +215,18 @@ async function runSync(state: PipelineState, options: PipelineRunOptions): Promi
       })
     const landing = lander?.run()
     landing?.catch((error: unknown) => failed.abort(error))
-    const stopLanding = (): void => lander?.stop()
+    // A stop under --once ends landing at once. A long-running sync commits its buffer on a stop
+    // (below) and goes on landing what it committed for STOP_GRACE_MS, so a scheduler's stop does
+    // not leave the last rows for the next start; a second signal quits at once (commands/common.ts).
+    let grace: NodeJS.Timeout | undefined
+    const stopLanding = (): void => {
+      if (options.once) lander?.stop()
+      else grace = setTimeout(() => lander?.stop(), STOP_GRACE_MS)
+    }
     options.stop.addEventListener('abort', stopLanding, { once: true })
     cleanups.push(async () => {
       options.stop.removeEventListener('abort', stopLanding)
+      clearTimeout(grace)
       lander?.stop()
       await landing?.catch(() => {})
     })
