@@ -224,6 +224,22 @@ describe('bad input that needs the connector', () => {
     )
   })
 
+  it.runIf(process.platform === 'linux')(
+    'a path under /proc (where recursive mkdir never returns): gives up within the retry budget, naming it',
+    async () => {
+      await p.write(
+        'skippr.yml',
+        bikehireConfig({ rows: 10, sink: 'Duckdb: { path: /proc/skippr/warehouse.duckdb }' }),
+      )
+      const result = await syncOnce(['--output', 'text'], { SKIPPR_RETRY_BUDGET_SECONDS: '2' })
+      expect(result.signal).toBeNull()
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(
+        /cannot open DuckDB file \/proc\/skippr\/warehouse\.duckdb: ENOENT.*retry later\n$/,
+      )
+    },
+  )
+
   it('names the sink types it knows for a type it does not (an installed skipprd names the package to install: tools/packaging)', async () => {
     await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Snowflake: { account: x }' }))
     const result = await syncOnce()

@@ -4,11 +4,11 @@
  * explicitly, so nothing is sniffed and no value passes through JavaScript. Parts of several
  * batches for one table load in one statement over their files.
  */
-import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { BatchPart, NamespaceSchema, RecordFormat } from '@skippr/connector-api'
-import { isProcessAlive } from '@skippr/connector-api'
+import { isProcessAlive, makeDirectory } from '@skippr/connector-api'
 import { loadFileChunks, readRecords } from './read.js'
 import { ident } from './sql.js'
 
@@ -35,7 +35,7 @@ export class LoadFiles {
   private constructor(readonly dir: string) {}
 
   static async create(parent: string): Promise<LoadFiles> {
-    await mkdir(parent, { recursive: true })
+    await makeDirectory(parent)
     await removeOrphans(parent)
     return new LoadFiles(await mkdtemp(path.join(parent, `${DIR_PREFIX}${process.pid}-`)))
   }

@@ -15,7 +15,6 @@
  * Each write is spooled to its load files as soon as it arrives, so a batch waiting its turn is ready
  * when the connection frees, and DuckDB's threads do not wait for the runner between landings.
  */
-import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
@@ -35,6 +34,7 @@ import {
   FencedError,
   hasCode,
   landed,
+  makeDirectory,
   permanent,
   ROW_COUNT_MISMATCH,
   RowCountMismatchError,
@@ -426,7 +426,7 @@ export class DuckdbSink implements Sink {
   private async connect(): Promise<Open> {
     let instance: DuckDBInstance
     try {
-      await mkdir(path.dirname(this.file), { recursive: true })
+      await makeDirectory(path.dirname(this.file))
       // Through the instance cache: sinks and readers in one process share one database instance,
       // as DuckDB requires; the file lock still keeps other processes out.
       instance = await duckdbApi().DuckDBInstance.fromCache(this.file)

@@ -2,9 +2,9 @@
  * Files that are either whole or absent: written under a temporary name, fsync'd, renamed over
  * the final name, and the directory fsync'd so the rename itself survives a power cut.
  */
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises'
+import { open, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { isProcessAlive } from '@skippr/connector-api'
+import { isProcessAlive, makeDirectory } from '@skippr/connector-api'
 import { tempFile, tempOwner } from './names.js'
 
 export async function writeWhole(file: string, chunks: readonly Uint8Array[]): Promise<void> {
@@ -27,7 +27,7 @@ export async function writeWhole(file: string, chunks: readonly Uint8Array[]): P
 
 /** Creates `dir` if missing and makes its entry durable in the parent. */
 export async function ensureDir(dir: string): Promise<void> {
-  const created = await mkdir(dir, { recursive: true })
+  const created = await makeDirectory(dir)
   if (created !== undefined) await syncDir(path.dirname(dir))
 }
 
