@@ -42,6 +42,7 @@ import {
   retryLater,
 } from '@skippr/connector-api'
 import { DEFAULT_IDLE_CLOSE_SECONDS, DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
+import { createDatabaseFile } from './database-file.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
 import {
   DUCKDB_REJECTED,
@@ -427,6 +428,7 @@ export class DuckdbSink implements Sink {
     let instance: DuckDBInstance
     try {
       await makeDirectory(path.dirname(this.file))
+      await createDatabaseFile(this.file)
       // Through the instance cache: sinks and readers in one process share one database instance,
       // as DuckDB requires; the file lock still keeps other processes out.
       instance = await duckdbApi().DuckDBInstance.fromCache(this.file)

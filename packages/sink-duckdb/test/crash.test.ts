@@ -3,10 +3,12 @@
  * the runner does from its WAL): every row must be there exactly once. Rounds: SKIPPR_CRASH_ROUNDS.
  */
 import { spawn } from 'node:child_process'
-import { rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterAll, expect, it } from 'vitest'
+import { DuckdbSink } from '../src/index.js'
 import { query, tempWarehouse } from './helpers.js'
 
 const ROUNDS = Number(process.env.SKIPPR_CRASH_ROUNDS ?? 3)
@@ -64,4 +66,32 @@ it(`every row exactly once after ${ROUNDS} SIGKILLs during loads`, {
   expect(counts).toEqual({ n: BigInt(BATCHES * PER_BATCH), ids: BigInt(BATCHES * PER_BATCH) })
   const [markers] = await query(warehouse.file, 'SELECT count(*) AS n FROM main._skippr_batches')
   expect(markers).toEqual({ n: BigInt(BATCHES) })
+})
+
+/**
+ * What a SIGKILL during a first open's create left: DuckDB makes the file, then writes its headers,
+ * and a chaos run was killed in between (an empty warehouse.duckdb that DuckDB refused for ever).
+ * The sink now creates the file under a temporary name and links it into place; a temporary file of
+ * a dead process is removed, and an empty file at the final name (left before) is made anew.
+ */
+it('an empty file a killed first open left, and its temporary file, do not stop the next open', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'skippr-duckdb-create-'))
+  try {
+    await writeFile(path.join(dir, 'warehouse.duckdb'), '')
+    await writeFile(path.join(dir, 'warehouse.duckdb.creating-999999999'), '')
+    const sink = new DuckdbSink(
+      { path: 'warehouse.duckdb', schema: 'main' },
+      { configDir: dir, dataDir: path.join(dir, 'data') },
+    )
+    await sink.prepare({ namespace: 'rows', fields: [{ name: 'id', type: 'long' }] })
+    await sink.close()
+    expect((await readdir(dir)).filter((name) => name.startsWith('warehouse.duckdb')).sort()).toEqual([
+      'warehouse.duckdb',
+    ])
+    expect(
+      await query(path.join(dir, 'warehouse.duckdb'), 'SELECT count(*)::INT AS n FROM main.rows'),
+    ).toEqual([{ n: 0 }])
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
 })
