@@ -14,6 +14,8 @@ export const sink: SinkDefinition<DuckdbConfig> = {
 
 export type { DuckdbConfig } from './config.js'
 export { duckdbConfig } from './config.js'
+// The SQL vocabulary of the sink's tables, for readers that must see rows as the sink lands them (skipprd query).
+export { createDatabaseFile } from './database-file.js'
 export {
   DUCKDB_REJECTED,
   DUCKDB_SCHEMA_FAILED,
@@ -24,7 +26,6 @@ export {
   DuckdbUnavailableError,
   DuckdbWriteError,
 } from './errors.js'
-// The SQL vocabulary of the sink's tables, for readers that must see rows as the sink lands them (skipprd query).
 export { loadFileChunks, readRecords } from './read.js'
 export { DuckdbSink } from './sink.js'
 export { columnsStruct, columnType, ident, literal } from './sql.js'

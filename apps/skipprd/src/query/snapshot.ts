@@ -19,7 +19,7 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { NamespaceSchema } from '@skippr/connector-api'
-import { columnType, ident, literal } from '@skippr/sink-duckdb'
+import { columnType, createDatabaseFile, ident, literal } from '@skippr/sink-duckdb'
 import type { SavedSchema } from '@skippr/state'
 import { openWalSnapshot, slotName, type WalSnapshot } from '@skippr/wal'
 import type { PipelineSettings } from '../config/settings.js'
@@ -159,6 +159,9 @@ export class WalTables {
     const file = cacheFile(settings)
     try {
       await mkdir(path.dirname(file), { recursive: true })
+      // Whole or absent, as the sink makes its warehouse: a query killed while DuckDB created the
+      // cache would leave an empty file every later query refuses.
+      await createDatabaseFile(file)
       await this.conn.run(`ATTACH ${literal(file)} AS ${alias}`)
       return true
     } catch (error) {
