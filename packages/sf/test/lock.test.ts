@@ -74,9 +74,12 @@ function procStart(pid: number): string {
 }
 
 /** The host the slot's owner.json names now (read synchronously: the event loop may be blocked). */
+function ownerRecordBytes(sfDir: string): Buffer {
+  return readFileSync(path.join(sfDir, 'default', '.lock.owner', 'owner.json'))
+}
+
 function ownerHost(sfDir: string): string | undefined {
-  const owner = path.join(sfDir, 'default', '.lock.owner', 'owner.json')
-  return JSON.parse(readFileSync(owner, 'utf8')).host
+  return JSON.parse(ownerRecordBytes(sfDir).toString('utf8')).host
 }
 
 /** The frames in the slot, read by a new owner. */
@@ -247,6 +250,10 @@ describe('slot lock', () => {
     const sfDir = await tmpSfDir()
     const slot = await openSlot({ sfDir, ...fast, logger: captureLogger() })
     await slot.append(payload(1))
+    // Start the pause right after a heartbeat, so that none is in flight across it: one in flight
+    // could land our record over the taker's, the narrowest case of lock.ts, where both owners stop.
+    const beat = ownerRecordBytes(sfDir)
+    while (ownerRecordBytes(sfDir).equals(beat)) await new Promise((resolve) => setTimeout(resolve, 1))
     const taker = startHolder(sfDir, 'elsewhere', 2)
     // A blocked event loop (no heartbeats) until the other host's record has replaced ours.
     while (ownerHost(sfDir) !== 'elsewhere') {}
