@@ -26,7 +26,7 @@ export async function replaceConfigFile(file: string, text: string): Promise<voi
   await writeFileAtomically(file, text)
 }
 
-export async function writeFileAtomically(file: string, text: string): Promise<void> {
+async function writeFileAtomically(file: string, text: string): Promise<void> {
   const mode = await stat(file).then(
     (s) => s.mode & 0o777,
     () => 0o644,
