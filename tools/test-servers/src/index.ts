@@ -1,2 +1,11 @@
+export { type AzuriteServer, startAzurite } from './azurite.js'
 export { type Clickhouse, type ClickhouseOptions, startClickhouse } from './clickhouse.js'
+export {
+  type ConditionalS3,
+  type ConditionalS3Options,
+  type StoredObject,
+  startConditionalS3,
+} from './conditional-s3.js'
+export { type S3Server, startS3rver } from './s3rver.js'
+export { type SshServer, startSshd } from './sshd.js'
 export { startZookeeper, type Zookeeper } from './zookeeper.js'

@@ -1,0 +1,63 @@
+/** An S3-compatible server on 127.0.0.1 for tests: s3rver (npm), run as a child process. */
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { freePorts } from './ports.js'
+import { answersHttp } from './probes.js'
+import { startServer } from './server-process.js'
+
+export interface S3Server {
+  /** For path-style requests, e.g. `http://127.0.0.1:41234` (set `forcePathStyle` in the SDK). */
+  readonly endpoint: string
+  /** s3rver ignores the region; the SDK needs one. */
+  readonly region: string
+  /** s3rver's one built-in key pair; signed requests must use it. */
+  readonly accessKeyId: string
+  readonly secretAccessKey: string
+  /** Holds the buckets (under `data/`) and `s3rver.log`; removed by stop(). */
+  readonly dir: string
+  /** Creates a bucket (unsigned `PUT /<name>`, which s3rver accepts); throws s3rver's answer if it fails. */
+  createBucket(name: string): Promise<void>
+  stop(): Promise<void>
+}
+
+const HOST = '127.0.0.1'
+// Hard-coded in s3rver (lib/models/account.js): the only credentials it verifies signatures with.
+const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
+const BIN = createRequire(import.meta.url).resolve('s3rver/bin/s3rver.js')
+
+/** Starts s3rver with an empty data dir and no buckets. */
+export async function startS3rver(): Promise<S3Server> {
+  const [port] = (await freePorts(1)) as [number]
+  const endpoint = `http://${HOST}:${port}`
+  const { dir, stop } = await startServer('S3rver', async (dir) => ({
+    command: process.execPath,
+    args: [BIN, '--address', HOST, '--port', String(port), '--directory', join(dir, 'data'), '--silent'],
+    outputFile: join(dir, 's3rver.log'),
+    logFiles: [],
+    readyTimeoutMs: 30_000,
+    isReady: () => answersHttp(endpoint),
+  }))
+  return {
+    endpoint,
+    region: 'us-east-1',
+    ...CREDENTIALS,
+    dir,
+    async createBucket(name) {
+      const response = await fetch(`${endpoint}/${encodeURIComponent(name)}`, {
+        method: 'PUT',
+        headers: { connection: 'close' },
+      })
+      const text = await response.text()
+      if (!response.ok) {
+        throw new Error(`S3rver: creating bucket ${name} failed: ${response.status} ${errorSummary(text)}`)
+      }
+    },
+    stop,
+  }
+}
+
+/** `Code: Message` of an S3 XML error body, on one line. */
+function errorSummary(xml: string): string {
+  const field = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1]
+  return [field('Code'), field('Message')].filter(Boolean).join(': ') || 'no error body'
+}
