@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
-import { query as duckdb } from './support/duckdb.js'
+import { query as duckdb, duckRows } from './support/duckdb.js'
 import { PG_URL, pgSchemaPerTest, postgresSink } from './support/file-sync.js'
 import { type Project, project } from './support/project.js'
 
@@ -243,6 +243,60 @@ describe('rows the destination refuses', () => {
     ])
     expect(deadletters[0]?.error).toMatch(/check constraint/i)
   })
+
+  // With its column declared `int`, the source sets `abc` aside itself (no number has a `b`) and passes
+  // `99999999999` (digits only) on: beyond an int, the destination refuses it.
+  it.each([
+    [
+      'DuckDB',
+      'Duckdb: { path: ./warehouse.duckdb }',
+      () => duckdb(path.join(p.dir, 'warehouse.duckdb'), 'SELECT id, name FROM events ORDER BY id'),
+    ],
+    [
+      'File (parquet)',
+      'File: { path: ./out, format: parquet }',
+      () =>
+        duckRows(
+          `SELECT id, name FROM read_parquet('${path.join(p.dir, 'out', 'events', '*.parquet')}') ORDER BY id`,
+        ),
+    ],
+  ])(
+    '%s: a value its int column cannot hold is a deadletter; every other row lands once',
+    async (_, sink, landed) => {
+      await p.write('events.csv', 'id,name\n1,a\nabc,b\n99999999999,c\n4,d\n')
+      const pipeline = {
+        source:
+          'path: events.csv, format: csv, schema: [{ name: id, type: int }, { name: name, type: string }]',
+        sink,
+        deadletters: 'File: { path: ./rejects, format: jsonl }',
+      }
+      const run = await sync(pipeline)
+      expect(run.stdout).toMatch(/rows=2 deadletters=2 /)
+      expect((await sync(pipeline)).stdout).toMatch(/rows=0 /)
+      expect(await landed()).toEqual([
+        { id: 1, name: 'a' },
+        { id: 4, name: 'd' },
+      ])
+      const dir = path.join(p.dir, 'rejects', '_dl_events')
+      const deadletters = (
+        await Promise.all((await readdir(dir)).map((f) => readFile(path.join(dir, f), 'utf8')))
+      )
+        .join('')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .sort((a, b) => String(a.record).localeCompare(String(b.record)))
+      expect(deadletters).toMatchObject([
+        {
+          record: '99999999999,c',
+          offset_key: expect.stringMatching(/^batch events\/.* row$/),
+          offset_pos: 1,
+        },
+        { record: 'abc,b', failure_code: 'SKIPPR_FILE_BAD_RECORD', offset_key: 'line', offset_pos: 3 },
+      ])
+      expect(deadletters[0]?.error).toMatch(/99999999999/)
+    },
+  )
 })
 
 describe('a batch no retry can land: the escape hatch', () => {

@@ -1,4 +1,4 @@
-import { RECORD_FORMATS } from '@skippr/connector-api'
+import { encodingFields } from '@skippr/file-formats'
 import * as v from 'valibot'
 
 export const fileConfig = v.strictObject({
@@ -7,10 +7,7 @@ export const fileConfig = v.strictObject({
     v.minLength(1),
     v.description('The output directory, relative to skippr.yml; created if missing'),
   ),
-  format: v.pipe(
-    v.picklist(RECORD_FORMATS),
-    v.description('The output files: jsonl (JSON lines) or csv (with a header row)'),
-  ),
+  ...encodingFields,
 })
 
 export type FileConfig = v.InferOutput<typeof fileConfig>

@@ -20,5 +20,5 @@ export {
   FileNotWritableError,
   FileWriteError,
 } from './errors.js'
-export { batchFile, namespaceDir, safeName } from './names.js'
+export { batchFile, namespaceDir } from './names.js'
 export { FileSink } from './sink.js'

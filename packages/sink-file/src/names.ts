@@ -1,32 +1,22 @@
 /**
  * Where a batch's rows go: `<path>/<namespace>/<pipeline>-<epoch>-<seq>.<ext>`, a pure function of
- * the batch identity, so a retry rewrites the very same file. Names come from source data: the
- * characters that are unsafe in a file name on some system, `%`, and a leading dot are
- * percent-encoded, so distinct names stay distinct and nothing escapes the output directory.
+ * the batch identity, so a retry rewrites the very same file. Names come from source data and are
+ * made safe as one file name (`safeName`), so nothing escapes the output directory.
  */
 import path from 'node:path'
-import type { BatchIdentity, RecordFormat } from '@skippr/connector-api'
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it matches
-const UNSAFE = /[\u0000-\u001f\u007f/\\:*?"<>|%]|^\./g
-
-export function safeName(name: string): string {
-  return name.replace(UNSAFE, (ch) =>
-    [...new TextEncoder().encode(ch)]
-      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
-      .join(''),
-  )
-}
+import type { BatchIdentity } from '@skippr/connector-api'
+import { safeName } from '@skippr/file-formats'
 
 export function namespaceDir(root: string, namespace: string): string {
   return path.join(root, safeName(namespace))
 }
 
-export function batchFile(root: string, namespace: string, id: BatchIdentity, format: RecordFormat): string {
+/** `extension` as `fileExtension` gives it: `jsonl`, `csv.gz`, `parquet`. */
+export function batchFile(root: string, namespace: string, id: BatchIdentity, extension: string): string {
   const seq = id.seq.toString().padStart(12, '0')
   return path.join(
     namespaceDir(root, namespace),
-    `${safeName(id.pipeline)}-${safeName(id.epoch)}-${seq}.${format}`,
+    `${safeName(id.pipeline)}-${safeName(id.epoch)}-${seq}.${extension}`,
   )
 }
 

@@ -7,7 +7,7 @@ import path from 'node:path'
 import type {
   ConnectorContext,
   NamespaceSchema,
-  RecordFormat,
+  RefusedRow,
   Sink,
   SinkBatch,
   WriteOutcome,
@@ -16,16 +16,14 @@ import {
   BAD_RECORD,
   batchKey,
   cannotLand,
-  countRecords,
-  csvHeader,
-  evolveSchema,
   hasCode,
   landed,
   ROW_COUNT_MISMATCH,
-  RowCountMismatchError,
+  refused,
   retryLater,
-  transcode,
 } from '@skippr/connector-api'
+import type { FileEncoding, RecordsRefusedError } from '@skippr/file-formats'
+import { encodeFile, fileExtension, RECORDS_REFUSED } from '@skippr/file-formats'
 import type { FileConfig } from './config.js'
 import { ensureDir, removeOrphanTemps, writeWhole } from './durable.js'
 import { FileNotWritableError, FileWriteError } from './errors.js'
@@ -35,16 +33,15 @@ type Part = SinkBatch['parts'][number]
 
 /** Errors that retrying cannot fix: the directory refuses us. */
 const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS'])
-const NEWLINE = new Uint8Array([10])
 
 export class FileSink implements Sink {
   readonly guarantee = 'overwrite-on-retry' as const
   readonly root: string
-  private readonly format: RecordFormat
+  private readonly encoding: FileEncoding
 
   constructor(config: FileConfig, context: Pick<ConnectorContext, 'configDir'>) {
     this.root = path.resolve(context.configDir, config.path)
-    this.format = config.format
+    this.encoding = { format: config.format, compression: config.compression }
   }
 
   async prepare(schema: NamespaceSchema): Promise<void> {
@@ -56,18 +53,29 @@ export class FileSink implements Sink {
 
   async write(batch: SinkBatch): Promise<WriteOutcome> {
     // Every file's bytes first: a record that cannot be converted, or a part whose records are not as
-    // many as it declares, refuses the batch before any file is written.
-    let files: { file: string; chunks: Uint8Array[] }[]
+    // many as it declares, refuses the batch before any file is written. Rows refused for a value
+    // are collected from every file, so that the one `refused` answer names them all.
+    const files: { file: string; chunks: Uint8Array[] }[] = []
+    const refusedRows: RefusedRow[] = []
     try {
-      files = [...groupByNamespace(batch.parts)].map(([namespace, parts]) => {
-        const file = batchFile(this.root, namespace, batch.id, this.format)
-        return { file, chunks: this.contents(parts, file, batch) }
-      })
+      for (const [namespace, { parts, indexes }] of groupByNamespace(batch.parts)) {
+        const file = batchFile(this.root, namespace, batch.id, fileExtension(this.encoding))
+        const where = { target: `file ${file}`, batch: batchKey(batch.id) }
+        try {
+          files.push({ file, chunks: await encodeFile(parts, this.encoding, where) })
+        } catch (error) {
+          if (!hasCode(error, RECORDS_REFUSED)) throw error
+          // The file's parts are some of the batch's: each refusal is named by its part in the batch.
+          for (const row of (error as RecordsRefusedError).refusals)
+            refusedRows.push({ ...row, part: indexes[row.part]! })
+        }
+      }
     } catch (error) {
       return hasCode(error, BAD_RECORD) || hasCode(error, ROW_COUNT_MISMATCH)
         ? cannotLand(error)
         : retryLater(error)
     }
+    if (refusedRows.length > 0) return refused(refusedRows)
     for (const { file, chunks } of files) {
       try {
         await ensureDir(path.dirname(file))
@@ -83,38 +91,17 @@ export class FileSink implements Sink {
   }
 
   async close(): Promise<void> {}
-
-  /**
-   * One file's bytes: a CSV header (the parts' schemas merged) and each part's rows, each part
-   * holding as many records as it declares.
-   */
-  private contents(parts: readonly Part[], file: string, batch: SinkBatch): Uint8Array[] {
-    const first = parts[0] as Part
-    const header = parts.reduce((merged, part) => evolveSchema(merged, part.schema), first.schema).fields
-    const chunks = this.format === 'csv' ? [csvHeader(header)] : []
-    for (const part of parts) {
-      const body = transcode(part, this.format, header)
-      const written = countRecords(body, this.format)
-      if (written !== part.rows)
-        throw new RowCountMismatchError({
-          target: `file ${file}`,
-          batch: batchKey(batch.id),
-          expected: part.rows,
-          loaded: written,
-        })
-      chunks.push(body)
-      if (body.length > 0 && body[body.length - 1] !== 10) chunks.push(NEWLINE)
-    }
-    return chunks
-  }
 }
 
-function groupByNamespace(parts: readonly Part[]): Map<string, Part[]> {
-  const groups = new Map<string, Part[]>()
-  for (const part of parts) {
+/** The parts of each namespace, in batch order, with each one's index in the batch. */
+function groupByNamespace(parts: readonly Part[]): Map<string, { parts: Part[]; indexes: number[] }> {
+  const groups = new Map<string, { parts: Part[]; indexes: number[] }>()
+  parts.forEach((part, index) => {
     const group = groups.get(part.namespace)
-    if (group) group.push(part)
-    else groups.set(part.namespace, [part])
-  }
+    if (group) {
+      group.parts.push(part)
+      group.indexes.push(index)
+    } else groups.set(part.namespace, { parts: [part], indexes: [index] })
+  })
   return groups
 }

@@ -5,7 +5,7 @@ import { makeBatch, rawPart } from '@skippr/conformance'
 import type { Field, NamespaceSchema, WriteOutcome } from '@skippr/connector-api'
 import { BAD_RECORD, hasCode, parseConnectorConfig, ROW_COUNT_MISMATCH } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { sink as definition, FILE_WRITE_FAILED, FileSink, safeName } from '../src/index.js'
+import { sink as definition, FILE_WRITE_FAILED, FileSink } from '../src/index.js'
 import { readRows } from './helpers.js'
 
 const fields: Field[] = [
@@ -28,7 +28,8 @@ beforeEach(async () => {
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
-const sinkFor = (format: 'csv' | 'jsonl') => new FileSink({ path: 'out', format }, { configDir: dir })
+const sinkFor = (format: 'csv' | 'jsonl') =>
+  new FileSink({ path: 'out', format, compression: 'none' }, { configDir: dir })
 const file = (name: string) => path.join(dir, 'out', 'rentals', name)
 const batchOf = (format: 'csv' | 'jsonl', body: string) =>
   makeBatch({ pipeline: 'bikehire', epoch: 'e1', seq: 7, parts: [rawPart(schema, format, body, 3)] })
@@ -140,21 +141,20 @@ describe('FileSink output', () => {
   })
 })
 
-describe('file names', () => {
-  it('encodes unsafe characters, % and a leading dot, so names stay distinct and inside the output', () => {
-    expect(safeName('Order "Lines" x')).toBe('Order %22Lines%22 x')
-    expect(safeName('../etc/passwd')).toBe('%2E.%2Fetc%2Fpasswd')
-    expect(safeName('50%')).toBe('50%25')
-    expect(safeName('東京')).toBe('東京')
-  })
-})
-
 describe('File config', () => {
   const at = { file: 'skippr.yml', path: 'data_sinks.out.File' }
-  it('needs a path and a format of jsonl or csv', () => {
+  it('needs a path and a format of jsonl, csv or parquet; compression is none unless asked', () => {
     expect(parseConnectorConfig(definition, { path: './out', format: 'csv' }, at)).toEqual({
       path: './out',
       format: 'csv',
+      compression: 'none',
+    })
+    expect(
+      parseConnectorConfig(definition, { path: './out', format: 'parquet', compression: 'zstd' }, at),
+    ).toEqual({
+      path: './out',
+      format: 'parquet',
+      compression: 'zstd',
     })
     expect(() => parseConnectorConfig(definition, { path: './out', format: 'xml' }, at)).toThrow(
       'skippr.yml: data_sinks.out.File.format:',

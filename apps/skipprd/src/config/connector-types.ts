@@ -6,7 +6,7 @@
  */
 export const CONNECTOR_TYPES = {
   source: ['File', 'Postgres', 'Sample'],
-  sink: ['Amqp', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'Stdout'],
+  sink: ['Amqp', 'AzureBlob', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'S3', 'Sftp', 'Stdout'],
 } as const satisfies Record<'source' | 'sink', readonly string[]>
 
 export type ConnectorKind = keyof typeof CONNECTOR_TYPES

@@ -1,0 +1,225 @@
+/**
+ * The object-store destinations through the CLI, against servers started here: a sync lands every
+ * row once as objects at keys derived from the batch identity, a second run adds nothing, and bad
+ * input gets one clear line, for good when no retry can fix it, and never a secret.
+ */
+import { randomBytes } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { BlobServiceClient } from '@azure/storage-blob'
+import { fileRows } from '@skippr/conformance'
+import { AzureBlobStore } from '@skippr/sink-azure-blob'
+import { S3Store, s3SinkConfig } from '@skippr/sink-s3'
+import { hostKeyFingerprint } from '@skippr/sink-sftp'
+import {
+  type AzuriteServer,
+  type S3Server,
+  type SshServer,
+  startAzurite,
+  startS3rver,
+  startSshd,
+} from '@skippr/test-servers'
+import * as v from 'valibot'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { runCli } from './support/cli.js'
+import { bikehireConfig, type Project, project } from './support/project.js'
+
+const ROWS = 1200
+
+let p: Project
+beforeEach(async () => {
+  p = await project()
+})
+afterEach(async () => {
+  await p.remove()
+})
+
+async function syncInto(sink: string, env: Record<string, string>, rows = ROWS) {
+  await p.write('skippr.yml', bikehireConfig({ rows, batchRows: 500, sink }))
+  return runCli(['sync', '-p', 'bikehire', '--once', '--output', 'text'], {
+    cwd: p.dir,
+    env: { SKIPPR_RETRY_BUDGET_SECONDS: '600', ...env },
+  })
+}
+
+function failure(stderr: string) {
+  const lines = stderr.trimEnd().split('\n')
+  return { lines: lines.length, last: lines.at(-1) ?? '' }
+}
+
+describe('S3', () => {
+  let server: S3Server
+  const bucket = `skippr-cli-${randomBytes(4).toString('hex')}`
+  beforeAll(async () => {
+    server = await startS3rver()
+    await server.createBucket(bucket)
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  const env = () => ({ S3_KEY: server.accessKeyId, S3_SECRET: server.secretAccessKey })
+  const entry = (fields: string) =>
+    `S3: { bucket: ${bucket}, endpoint: "${server.endpoint}", region: us-east-1, access_key_id: "\${S3_KEY}", secret_access_key: "\${S3_SECRET}", ${fields} }`
+  const store = (prefix: string) =>
+    new S3Store(
+      v.parse(s3SinkConfig, {
+        bucket,
+        endpoint: server.endpoint,
+        region: 'us-east-1',
+        access_key_id: server.accessKeyId,
+        secret_access_key: server.secretAccessKey,
+        prefix,
+        format: 'parquet',
+      }),
+    )
+
+  it('lands every row once as Parquet objects, with manifests; a second run adds nothing', async () => {
+    const first = await syncInto(entry('prefix: cli/parquet, format: parquet, manifest: true'), env())
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    const reader = store('cli/parquet')
+    const keys = await reader.list('')
+    const objects = keys.filter((key) => !key.startsWith('_manifests/'))
+    expect(objects.length).toBeGreaterThan(0)
+    for (const key of objects) expect(key).toMatch(/^rentals\/bikehire\/[0-9a-f]+\/\d{12}-0\.parquet$/)
+    expect(keys.length).toBe(objects.length * 2)
+    const ids = []
+    for (const key of objects)
+      for (const row of await fileRows(key, await reader.read(key))) ids.push(Number(row.rental_id))
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: ROWS }, (_, i) => i + 1))
+    const again = await syncInto(entry('prefix: cli/parquet, format: parquet, manifest: true'), env())
+    expect(again.code).toBe(0)
+    expect(await reader.list('')).toEqual(keys)
+    await reader.close()
+  })
+
+  it('a missing bucket: exit 1 at once, one line naming it, never the secret', async () => {
+    const run = await syncInto(
+      `S3: { bucket: no-such-bucket, endpoint: "${server.endpoint}", region: us-east-1, access_key_id: "\${S3_KEY}", secret_access_key: "\${S3_SECRET}", format: jsonl }`,
+      env(),
+    )
+    expect(run.code).toBe(1)
+    expect(failure(run.stderr)).toMatchObject({
+      lines: 1,
+      last: expect.stringContaining('s3://no-such-bucket'),
+    })
+    expect(run.stderr).not.toMatch(/retry later/)
+    expect(`${run.stdout}${run.stderr}`).not.toContain(server.secretAccessKey)
+  })
+
+  it('a plaintext secret_access_key is refused before anything runs', async () => {
+    const run = await syncInto(
+      `S3: { bucket: ${bucket}, endpoint: "${server.endpoint}", access_key_id: "\${S3_KEY}", secret_access_key: plain-secret-4411, format: jsonl }`,
+      env(),
+    )
+    expect(run.code).not.toBe(0)
+    expect(failure(run.stderr)).toMatchObject({
+      lines: 1,
+      last: expect.stringContaining('secret_access_key'),
+    })
+    expect(run.stderr).not.toContain('plain-secret-4411')
+  })
+})
+
+describe('AzureBlob', () => {
+  let server: AzuriteServer
+  const container = `skippr-cli-${randomBytes(4).toString('hex')}`
+  beforeAll(async () => {
+    server = await startAzurite()
+    await BlobServiceClient.fromConnectionString(server.connectionString)
+      .getContainerClient(container)
+      .create()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  const entry = (fields: string) =>
+    `AzureBlob: { container: ${container}, connection_string: "\${AZ_CONN}", ${fields} }`
+
+  it('lands every row once as gzip CSV blobs; a second run adds nothing', async () => {
+    const env = { AZ_CONN: server.connectionString }
+    const first = await syncInto(entry('prefix: cli, format: csv, compression: gzip'), env)
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    const reader = new AzureBlobStore({
+      container,
+      prefix: 'cli',
+      connection_string: server.connectionString,
+    })
+    const keys = await reader.list('')
+    for (const key of keys) expect(key).toMatch(/^rentals\/bikehire\/[0-9a-f]+\/\d{12}-0\.csv\.gz$/)
+    const ids = []
+    for (const key of keys)
+      for (const row of await fileRows(key, await reader.read(key))) ids.push(Number(row.rental_id))
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: ROWS }, (_, i) => i + 1))
+    expect((await syncInto(entry('prefix: cli, format: csv, compression: gzip'), env)).code).toBe(0)
+    expect(await reader.list('')).toEqual(keys)
+    await reader.close()
+  })
+
+  it('a missing container: exit 1 at once, one line naming it, never the account key', async () => {
+    const run = await syncInto(
+      `AzureBlob: { container: no-such-container, connection_string: "\${AZ_CONN}", format: jsonl }`,
+      { AZ_CONN: server.connectionString },
+    )
+    expect(run.code).toBe(1)
+    expect(failure(run.stderr)).toMatchObject({
+      lines: 1,
+      last: expect.stringContaining('no-such-container'),
+    })
+    expect(run.stderr).not.toMatch(/retry later/)
+    expect(`${run.stdout}${run.stderr}`).not.toContain(server.accountKey)
+  })
+})
+
+describe('Sftp', () => {
+  let server: SshServer
+  beforeAll(async () => {
+    server = await startSshd()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  const hostKey = () =>
+    hostKeyFingerprint(Buffer.from(server.hostPublicKey.split(' ')[1] as string, 'base64'))
+  const entry = (fields: string) =>
+    `Sftp: { host: ${server.host}, port: ${server.port}, username: ${server.username}, private_key: "\${SFTP_KEY}", host_key: "${hostKey()}", path: "${server.sftpRoot}", ${fields} }`
+
+  it('lands every row once as zstd JSON-lines files, none left half-written; a second run adds nothing', async () => {
+    const env = { SFTP_KEY: server.privateKey }
+    const first = await syncInto(entry('format: jsonl, compression: zstd'), env)
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    // The server's files are on this machine: read them as a downstream reader of the directory would.
+    const files = async () =>
+      (await readdir(server.sftpRoot, { recursive: true })).filter((f) => f.endsWith('.zst')).sort()
+    const written = await files()
+    for (const file of written) expect(file).toMatch(/^rentals\/bikehire\/[0-9a-f]+\/\d{12}-0\.jsonl\.zst$/)
+    const entries = await readdir(server.sftpRoot, { recursive: true, withFileTypes: true })
+    expect(entries.filter((e) => e.isFile() && e.name.startsWith('.'))).toEqual([])
+    const ids = []
+    for (const file of written)
+      for (const row of await fileRows(file, await readFile(path.join(server.sftpRoot, file))))
+        ids.push(Number(row.rental_id))
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: ROWS }, (_, i) => i + 1))
+    expect((await syncInto(entry('format: jsonl, compression: zstd'), env)).code).toBe(0)
+    expect(await files()).toEqual(written)
+  })
+
+  it('a key the server does not know: exit 1 at once, one line naming the server, never the key', async () => {
+    const { privateKey } = await import('node:crypto').then((c) =>
+      c.generateKeyPairSync('ed25519', {
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+      }),
+    )
+    const run = await syncInto(entry('format: jsonl'), { SFTP_KEY: privateKey })
+    expect(run.code).toBe(1)
+    expect(failure(run.stderr)).toMatchObject({
+      lines: 1,
+      last: expect.stringContaining(`${server.host}:${server.port}`),
+    })
+    expect(run.stderr).not.toMatch(/retry later/)
+    expect(`${run.stdout}${run.stderr}`).not.toContain(privateKey.split('\n')[1] as string)
+  })
+})

@@ -1,0 +1,8 @@
+export { compressChunks } from './compression.js'
+export type { Compression, FileEncoding, FileFormat } from './encoding.js'
+export { COMPRESSIONS, contentType, encodingFields, FILE_FORMATS, fileExtension } from './encoding.js'
+export type { FilePart, FileTarget } from './file-body.js'
+export { encodeFile } from './file-body.js'
+export { safeName } from './names.js'
+export type { RecordRefusal } from './records-refused.js'
+export { RECORDS_REFUSED, RecordsRefusedError } from './records-refused.js'

@@ -1,0 +1,108 @@
+/**
+ * S3 failures, each one line naming the bucket or object (never a credential), classified: the
+ * bucket, the credentials and the permissions are the operator's to fix and are `permanent`;
+ * throttling, server errors, a racing conditional write and a lost connection are retried.
+ */
+import { hasNetworkCode, permanent, SkipprError } from '@skippr/connector-api'
+
+export const S3_BUCKET_MISSING = 'SKIPPR_S3_BUCKET_MISSING'
+export const S3_ACCESS_DENIED = 'SKIPPR_S3_ACCESS_DENIED'
+export const S3_REQUEST_REFUSED = 'SKIPPR_S3_REQUEST_REFUSED'
+export const S3_UNAVAILABLE = 'SKIPPR_S3_UNAVAILABLE'
+
+/** What the SDK's errors carry. */
+interface ServiceError {
+  readonly name?: string
+  readonly message?: string
+  readonly code?: string
+  readonly cause?: unknown
+  readonly $metadata?: { readonly httpStatusCode?: number }
+}
+
+const CREDENTIALS_REFUSED = new Set([
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'InvalidToken',
+  'CredentialsProviderError',
+])
+
+export function statusOf(error: unknown): number | undefined {
+  return (error as ServiceError | undefined)?.$metadata?.httpStatusCode
+}
+
+export function nameOf(error: unknown): string {
+  return (error as ServiceError | undefined)?.name ?? ''
+}
+
+/** The SDK's error as the error the sink hands the runner. */
+export function classify(error: unknown, where: string): Error {
+  const name = nameOf(error)
+  const status = statusOf(error)
+  const detail = messageOf(error)
+  if (name === 'NoSuchBucket' || (name === 'NotFound' && status === 404 && isBucketRequest(error)))
+    return permanent(
+      new SkipprError(
+        S3_BUCKET_MISSING,
+        `${where}: the bucket does not exist; create it or fix bucket (and region or endpoint)`,
+        {
+          cause: error,
+        },
+      ),
+    )
+  if (CREDENTIALS_REFUSED.has(name))
+    return permanent(
+      new SkipprError(
+        S3_ACCESS_DENIED,
+        `${where}: the credentials were refused (${name}); check access_key_id and secret_access_key, or the AWS credentials of this process`,
+        { cause: error },
+      ),
+    )
+  if (status === 403 || name === 'AccessDenied')
+    return permanent(
+      new SkipprError(
+        S3_ACCESS_DENIED,
+        `${where}: access denied (${detail}); check the credentials, and that they may s3:PutObject, s3:GetObject, s3:ListBucket and s3:AbortMultipartUpload on the bucket and prefix`,
+        { cause: error },
+      ),
+    )
+  if (isTransient(error, status))
+    return new SkipprError(S3_UNAVAILABLE, `${where}: ${detail}; will retry`, { cause: error })
+  // Any other 4xx is a request the service will refuse again (a bad key, an unsupported option).
+  if (status !== undefined && status >= 400 && status < 500)
+    return permanent(
+      new SkipprError(S3_REQUEST_REFUSED, `${where}: refused with ${status} ${name} (${detail})`, {
+        cause: error,
+      }),
+    )
+  return new SkipprError(S3_UNAVAILABLE, `${where}: ${detail}; will retry`, { cause: error })
+}
+
+/** A HEAD answers 404 without a body: for HeadBucket that is the bucket missing. */
+function isBucketRequest(error: unknown): boolean {
+  return (error as { readonly bucketRequest?: boolean }).bucketRequest === true
+}
+
+/** Marks an error of a request on the bucket itself (HeadBucket), whose bare 404 means the bucket is missing. */
+export function onBucket(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null)
+    Object.defineProperty(error, 'bucketRequest', { value: true })
+  return error
+}
+
+function isTransient(error: unknown, status: number | undefined): boolean {
+  if (status === undefined || status >= 500 || status === 429 || status === 408) return true
+  // A conditional write racing another on the same key: retrying settles which one won.
+  if (status === 409 && nameOf(error) === 'ConditionalRequestConflict') return true
+  return hasNetworkCode(error) || hasNetworkCode((error as ServiceError).cause)
+}
+
+function messageOf(error: unknown): string {
+  const e = error as ServiceError | undefined
+  const code = e?.code ?? (e?.cause as ServiceError | undefined)?.code
+  const status = statusOf(error)
+  // A HEAD's error has no body: the SDK knows only the status then.
+  const bare = e?.message === 'UnknownError' || e?.name === 'UnknownError'
+  const text = bare && status !== undefined ? `HTTP ${status}` : e?.message || e?.name || String(error)
+  return code && !text.includes(code) ? `${text} (${code})` : text
+}
