@@ -1,5 +1,5 @@
 /**
- * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres|clickhouse|clickhouse-replicated|amqp --rows N --min-kills K --max-runs M [options]
+ * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres|clickhouse|clickhouse-replicated|amqp|s3|azure-blob|sftp --rows N --min-kills K --max-runs M [options]
  * Prints one line per run, then kills, runs, elapsed (with `--refused`, where the file's rows
  * landed) and PASS/FAIL. Exit 0 on PASS, 1 on FAIL, 2 on a bad command line.
  */
@@ -95,6 +95,7 @@ function printReport(options: ChaosOptions, report: ChaosReport): void {
   if (report.refused) printRefused(report.refused)
   if (report.extraCopies !== undefined)
     console.log(`copies:    ${report.extraCopies} rows landed again by retries, told apart by _skippr_batch`)
+  if (report.objects !== undefined) console.log(`objects:   ${report.objects}, read back`)
   console.log(`kills:     ${report.kills}${points ? ` (${points})` : ''}, chaos seed ${options.chaosSeed}`)
   console.log(
     `runs:      ${report.runs} (${report.failedRuns} failed otherwise${report.finishedWithoutChaos ? ', last without chaos' : ''})`,

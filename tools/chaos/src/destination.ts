@@ -2,17 +2,34 @@
  * Where the chaos runs land: the `data_sinks` entry skipprd is given, and a way to query the
  * result afterwards. DuckDB is opened only after the last run (skipprd holds the file's lock
  * while it runs); PostgreSQL gets a fresh schema, dropped on dispose; ClickHouse and RabbitMQ
- * (destination-clickhouse.ts, destination-amqp.ts) are read through a DuckDB mirror.
+ * (destination-clickhouse.ts, destination-amqp.ts) are read through a DuckDB mirror, and so are
+ * the object stores S3, Azure Blob and SFTP (object-destination.ts), whose objects are audited too.
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import pg from 'pg'
 
-export const SINKS = ['duckdb', 'postgres', 'clickhouse', 'clickhouse-replicated', 'amqp'] as const
+export const SINKS = [
+  'duckdb',
+  'postgres',
+  'clickhouse',
+  'clickhouse-replicated',
+  'amqp',
+  's3',
+  'azure-blob',
+  'sftp',
+] as const
 export type SinkKind = (typeof SINKS)[number]
 
 export type Row = Record<string, unknown>
+
+/** What `Destination.audit` found: its problems (none means PASS), and what it looked at, for the report. */
+export interface Audit {
+  readonly problems: readonly string[]
+  /** e.g. `81 objects and 81 manifests`. */
+  readonly summary: string
+}
 
 export interface Destination {
   /** For messages: the file or the schema. */
@@ -37,6 +54,11 @@ export interface Destination {
   /** SQL for a timestamp column as whole seconds since the epoch. */
   epochSeconds(column: string): string
   query(sql: string): Promise<Row[]>
+  /**
+   * After the last run, the problems of the destination itself that its rows cannot show (an object
+   * store: a key outside the layout, a leftover temporary file, a manifest untrue to its objects).
+   */
+  audit?(): Promise<Audit>
   dispose(options: { keep: boolean }): Promise<void>
 }
 

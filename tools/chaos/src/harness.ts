@@ -3,7 +3,8 @@
  * a CSV file with bad rows for the File source and a deadletter sink) into the chosen sink with
  * chaos mode on, restarting after every SIGKILL until a run completes, then checks the
  * destination holds every source row exactly once (chaos-source.ts says where; into an
- * at-least-once destination, once the copies its retries landed are removed by their part key).
+ * at-least-once destination, once the copies its retries landed are removed by their part key;
+ * in an object store, also that every object is one the key layout names: object-audit.ts).
  *
  * A finite source cannot be killed once it has landed everything, so when a run completes before
  * `minKills` kills the source grows by `rows` more rows (the Sample source then emits only the new
@@ -17,7 +18,10 @@ import { stringify } from 'yaml'
 import { type ChaosSource, chaosSource } from './chaos-source.js'
 import { type Destination, duckdbDestination, postgresDestination, type SinkKind } from './destination.js'
 import { amqpDestination } from './destination-amqp.js'
+import { azureBlobDestination } from './destination-azure-blob.js'
 import { clickhouseDestination } from './destination-clickhouse.js'
+import { s3Destination } from './destination-s3.js'
+import { sftpDestination } from './destination-sftp.js'
 import { type RunOutcome, runSync, skipprdCli } from './skipprd.js'
 import type { RefusedCounts } from './verify-refused.js'
 
@@ -82,6 +86,8 @@ export interface ChaosReport {
   readonly refused?: RefusedCounts
   /** Into an at-least-once destination: rows landed again by retries, removed by their part key. */
   readonly extraCopies?: number
+  /** Into an object store: what the audit of its objects looked at. */
+  readonly objects?: string
 }
 
 const PIPELINE = 'bikehire'
@@ -105,6 +111,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let completed = false
   let refused: RefusedCounts | undefined
   let extraCopies: number | undefined
+  let objects: string | undefined
   try {
     await source.prepare(destination)
     await source.grow(0, sourceRows)
@@ -145,6 +152,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       problems.push(...verdict.problems)
       refused = verdict.refused
       extraCopies = verdict.extraCopies
+      const audit = await destination.audit?.()
+      problems.push(...(audit?.problems ?? []))
+      objects = audit?.summary
     }
     if (kills < options.minKills)
       problems.push(
@@ -168,6 +178,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     destination: destination.label,
     ...(refused && { refused }),
     ...(extraCopies !== undefined && { extraCopies }),
+    ...(objects !== undefined && { objects }),
   }
 }
 
@@ -183,6 +194,12 @@ function openDestination(options: ChaosOptions, workDir: string): Promise<Destin
       return clickhouseDestination(workDir, true)
     case 'amqp':
       return amqpDestination(workDir, options.amqpUrl)
+    case 's3':
+      return s3Destination(workDir, PIPELINE)
+    case 'azure-blob':
+      return azureBlobDestination(workDir, PIPELINE)
+    case 'sftp':
+      return sftpDestination(workDir, PIPELINE)
   }
 }
 
