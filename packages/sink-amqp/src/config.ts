@@ -2,6 +2,8 @@ import { crossFieldCheck } from '@skippr/connector-api'
 import * as v from 'valibot'
 import { routingKey, templateProblem } from './routing-key.js'
 
+export const EXCHANGE_TYPES = ['direct', 'fanout', 'topic', 'headers'] as const
+
 export const amqpSinkConfig = v.pipe(
   v.strictObject({
     url: v.pipe(
@@ -15,6 +17,14 @@ export const amqpSinkConfig = v.pipe(
       v.string(),
       v.description(
         "Exchange the messages are published to; '' is the default exchange (routing key = queue)",
+      ),
+    ),
+    declare_exchange: v.optional(
+      v.pipe(
+        v.picklist(EXCHANGE_TYPES),
+        v.description(
+          'Declare the exchange (durable, of this type) when it is missing; without it the sink declares nothing',
+        ),
       ),
     ),
     routing_key: v.optional(
@@ -55,8 +65,8 @@ export const amqpSinkConfig = v.pipe(
       1000,
     ),
   }),
-  crossFieldCheck((config) =>
-    config.message_per === 'batch' && routingKey(config.routing_key).columns.length > 0
+  crossFieldCheck((config) => [
+    ...(config.message_per === 'batch' && routingKey(config.routing_key).columns.length > 0
       ? [
           {
             path: ['routing_key'],
@@ -64,8 +74,16 @@ export const amqpSinkConfig = v.pipe(
               'a {column:<name>} placeholder needs message_per: row, since a batch message has one routing key for all its rows',
           },
         ]
-      : [],
-  ),
+      : []),
+    ...(config.declare_exchange !== undefined && config.exchange === ''
+      ? [
+          {
+            path: ['declare_exchange'],
+            message: "the default exchange ('') always exists and cannot be declared",
+          },
+        ]
+      : []),
+  ]),
 )
 
 export type AmqpSinkConfig = v.InferOutput<typeof amqpSinkConfig>

@@ -5,6 +5,7 @@ export const TRANSIENT = 'SKIPPR_AMQP_TRANSIENT'
 export const ACCESS_REFUSED = 'SKIPPR_AMQP_ACCESS_REFUSED'
 export const VHOST_REFUSED = 'SKIPPR_AMQP_VHOST_REFUSED'
 export const EXCHANGE_MISSING = 'SKIPPR_AMQP_EXCHANGE_MISSING'
+export const EXCHANGE_MISMATCH = 'SKIPPR_AMQP_EXCHANGE_MISMATCH'
 export const UNROUTABLE = 'SKIPPR_AMQP_UNROUTABLE'
 export const REJECTED = 'SKIPPR_AMQP_REJECTED'
 export const ROUTING_KEY = 'SKIPPR_AMQP_ROUTING_KEY'
@@ -71,7 +72,19 @@ export class ExchangeMissingError extends AmqpSinkError {
     super(
       EXCHANGE_MISSING,
       `exchange ${JSON.stringify(exchange)} does not exist on ${target} (404 NOT_FOUND); declare it, or fix ` +
-        'exchange in the config (the sink declares nothing)',
+        'exchange in the config, or set declare_exchange to have the sink declare it',
+      cause,
+    )
+  }
+}
+
+/** `declare_exchange` names a type (or durability) other than the existing exchange's (406 PRECONDITION_FAILED). */
+export class ExchangeMismatchError extends AmqpSinkError {
+  constructor(target: string, exchange: string, type: string, cause: unknown) {
+    super(
+      EXCHANGE_MISMATCH,
+      `exchange ${JSON.stringify(exchange)} exists on ${target} but not as a durable ${type} exchange ` +
+        `(${brokerText(cause)}); set declare_exchange to its type, or remove declare_exchange to use it as it is`,
       cause,
     )
   }

@@ -4,12 +4,14 @@ import { amqpSinkConfig } from './config.js'
 import { AmqpSink } from './sink.js'
 
 export type { AmqpSinkConfig, AmqpSinkOptions } from './config.js'
-export { amqpSinkConfig } from './config.js'
+export { amqpSinkConfig, EXCHANGE_TYPES } from './config.js'
 export {
   ACCESS_REFUSED,
   AccessRefusedError,
   AmqpSinkError,
+  EXCHANGE_MISMATCH,
   EXCHANGE_MISSING,
+  ExchangeMismatchError,
   ExchangeMissingError,
   REJECTED,
   RejectedError,

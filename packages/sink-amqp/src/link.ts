@@ -79,6 +79,20 @@ export class Link {
   }
 
   /**
+   * Declares `exchange` durable with `type` when it is missing; the broker refuses (406) one that
+   * exists with another type or durability. On a channel of its own, as the refusal closes it.
+   */
+  async declareExchange(exchange: string, type: string): Promise<void> {
+    const channel = await this.model.createChannel()
+    channel.on('error', () => {})
+    try {
+      await channel.assertExchange(exchange, type, { durable: true })
+    } finally {
+      await channel.close().catch(() => {})
+    }
+  }
+
+  /**
    * Closes channel and connection; never throws. A close in flight when the socket dies is never
    * answered (amqplib leaves it pending), so it stops waiting once the link has ended, or after
    * CLOSE_TIMEOUT_MS.

@@ -4,18 +4,21 @@ import type { Message } from 'amqplib'
 import { parse } from 'valibot'
 import { classify, type FailureContext, outcomeOf } from './classify.js'
 import { type AmqpSinkConfig, type AmqpSinkOptions, amqpSinkConfig } from './config.js'
-import { RoutingKeyError, UnroutableError } from './errors.js'
+import { ExchangeMismatchError, RoutingKeyError, replyCodeOf, UnroutableError } from './errors.js'
 import { Link } from './link.js'
 import { type OutgoingMessages, outgoingMessages } from './messages.js'
 import { publishAll } from './publisher.js'
 import { type RoutingKey, routingKey } from './routing-key.js'
 
+/** The broker's reply to a declare that contradicts the existing exchange. */
+const PRECONDITION_FAILED = 406
+
 /**
  * At-least-once into RabbitMQ: every row (or every part) of a batch is a persistent, mandatory
  * message on one confirm channel, and the batch is landed once the broker has confirmed them all
  * and returned none. A retry publishes the batch again under the same message ids, which a consumer
- * uses to drop the copies. The sink declares nothing: the exchange, queues and bindings are the
- * broker owner's.
+ * uses to drop the copies. The sink declares the exchange only when `declare_exchange` asks it
+ * to; queues and bindings are the broker owner's.
  */
 export class AmqpSink implements Sink {
   readonly guarantee: Guarantee = 'at-least-once'
@@ -43,10 +46,14 @@ export class AmqpSink implements Sink {
             'such column; change routing_key',
         ),
       )
+    const { exchange, declare_exchange: type } = this.config
     try {
       const link = await this.open()
-      if (this.config.exchange !== '') await link.checkExchange(this.config.exchange)
+      if (type !== undefined) await link.declareExchange(exchange, type)
+      else if (exchange !== '') await link.checkExchange(exchange)
     } catch (error) {
+      if (type !== undefined && replyCodeOf(error) === PRECONDITION_FAILED)
+        throw permanent(new ExchangeMismatchError(this.where.target, exchange, type, error))
       const failure = classify(error, this.where)
       throw failure.retry ? failure.error : permanent(failure.error)
     }

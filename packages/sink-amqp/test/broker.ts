@@ -41,6 +41,28 @@ export class TestBroker {
     return { exchange, queue }
   }
 
+  /** Deletes `exchange` at close, as if this broker had declared it (a sink under test will). */
+  forgetExchangeAfter(exchange: string): void {
+    this.exchanges.push(exchange)
+  }
+
+  /**
+   * Whether `exchange` exists as a durable exchange of `type`: declaring it so again succeeds only
+   * then (the broker refuses a declare that contradicts the exchange, and closes that channel).
+   */
+  async isDurableExchange(exchange: string, type: string): Promise<boolean> {
+    const channel = await this.model.createChannel()
+    channel.on('error', () => {})
+    try {
+      await channel.checkExchange(exchange)
+      await channel.assertExchange(exchange, type, { durable: true })
+      await channel.close()
+      return true
+    } catch {
+      return false
+    }
+  }
+
   async queue(label: string): Promise<string> {
     const queue = uniqueName(label)
     await this.channel.assertQueue(queue, { durable: false })

@@ -8,6 +8,7 @@ import {
   ACCESS_REFUSED,
   type AmqpSink,
   sink as definition,
+  EXCHANGE_MISMATCH,
   EXCHANGE_MISSING,
   ROUTING_KEY,
   TRANSIENT,
@@ -198,6 +199,10 @@ describe('routing', () => {
       /routing_key: a \{column:<name>\} placeholder needs message_per: row/,
     )
     expect(config({ url: 'http://h/' })).toThrow(/url: expected an amqp:\/\/ or amqps:\/\/ URL/)
+    expect(config({ exchange: '', declare_exchange: 'topic' })).toThrow(
+      "skippr.yml: data_sinks.bus.Amqp.declare_exchange: the default exchange ('') always exists and cannot be declared",
+    )
+    expect(config({ declare_exchange: 'queue' })).toThrow(/declare_exchange:/)
     expect(config({})()).toMatchObject({ routing_key: '{namespace}', format: 'jsonl', max_unconfirmed: 1000 })
   })
 })
@@ -226,6 +231,30 @@ describe('failures', () => {
     expect(outcome.status).toBe('fatal')
     expect(errorOf(outcome)?.code).toBe(EXCHANGE_MISSING)
     expect(errorOf(outcome)?.message).toContain(exchange)
+  })
+
+  it('declare_exchange: a missing exchange is declared durable of that type, and the batch lands', async () => {
+    const exchange = uniqueName('declared')
+    broker.forgetExchangeAfter(exchange)
+    const queue = await broker.queue('declared')
+    const sink = open({ exchange, declare_exchange: 'topic' })
+    await sink.prepare(orders)
+    await broker.bind(queue, exchange, '#')
+    expect(await sink.write(ordersBatch(2))).toEqual({ status: 'landed', rows: 2 })
+    expect(await broker.drain(queue)).toHaveLength(2)
+    expect(await broker.isDurableExchange(exchange, 'topic')).toBe(true)
+    expect(await broker.isDurableExchange(exchange, 'direct')).toBe(false)
+  })
+
+  it('declare_exchange of another type than the existing exchange: permanent, one line naming it', async () => {
+    const { exchange } = await broker.topic('other-type')
+    const sink = open({ exchange, declare_exchange: 'direct' })
+    const prepared = await sink.prepare(orders).catch((e: unknown) => e)
+    expect(isPermanent(prepared)).toBe(true)
+    expect(hasCode(prepared, EXCHANGE_MISMATCH)).toBe(true)
+    expect(String(prepared)).toContain(`exchange "${exchange}" exists on`)
+    expect(String(prepared)).toContain('not as a durable direct exchange')
+    expect(String(prepared)).not.toContain('\n')
   })
 
   it('after a channel the broker closed, the next write reopens it and lands', async () => {
