@@ -1,23 +1,19 @@
 /**
  * Turns batch parts into another record format, for sinks whose output format is fixed (files,
- * stdout). Turns batch parts into the configured output format. A part already in that format (and, for
- * CSV, with the same columns as the file's header) is copied as bytes; the others are decoded and
- * re-encoded with their schema's field types.
+ * stdout). A part already in the output format (and, for CSV, with the same columns as the file's
+ * header) is copied as bytes; the others are converted with their schema's field types
+ * (csv-to-jsonl.ts, csv-to-csv.ts, jsonl-to-csv.ts).
  */
 import type { BatchPart, RecordFormat } from './batch.js'
-import { csvField, parseCsv } from './csv.js'
-import { BadRecordError } from './errors.js'
+import { csvField } from './csv.js'
+import { csvInHeaderColumns } from './csv-to-csv.js'
+import { csvToJsonLines } from './csv-to-jsonl.js'
+import { jsonLinesToCsv } from './jsonl-to-csv.js'
 import type { Field, NamespaceSchema } from './schema.js'
 
 type Part = BatchPart & { readonly schema: NamespaceSchema }
 
-/** A field's value in neutral form: its CSV text, or the parsed JSON value. */
-type Cell = { readonly text: string | null } | { readonly json: unknown }
-
 const encoder = new TextEncoder()
-const decoder = new TextDecoder()
-const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
-const BARE_TYPES = new Set(['int', 'long', 'double', 'boolean'])
 
 /** The CSV header row for `fields`. */
 export function csvHeader(fields: readonly Field[]): Uint8Array {
@@ -28,91 +24,10 @@ export function csvHeader(fields: readonly Field[]): Uint8Array {
 export function transcode(part: Part, format: RecordFormat, header: readonly Field[]): Uint8Array {
   if (part.format === format && (format === 'jsonl' || sameNames(part.schema.fields, header)))
     return part.body
-  const rows = decode(part)
-  let text = ''
-  for (const row of rows) text += format === 'jsonl' ? jsonLine(part, row) : csvLine(part, row, header)
-  return encoder.encode(text)
+  if (part.format === 'jsonl') return jsonLinesToCsv(part, header)
+  return format === 'jsonl' ? csvToJsonLines(part) : csvInHeaderColumns(part, header)
 }
 
 function sameNames(a: readonly Field[], b: readonly Field[]): boolean {
   return a.length === b.length && a.every((f, i) => f.name === b[i]?.name)
-}
-
-function decode(part: Part): Map<string, Cell>[] {
-  const text = decoder.decode(part.body)
-  const fields = part.schema.fields
-  if (part.format === 'csv') {
-    return parseCsvOf(part, text).map(
-      (record) => new Map(fields.map((f, i) => [f.name, { text: record[i] ?? null }])),
-    )
-  }
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line, n) => {
-      let row: Record<string, unknown>
-      try {
-        row = JSON.parse(line) as Record<string, unknown>
-      } catch (error) {
-        throw new BadRecordError(part.namespace, `line ${n + 1} is not a JSON object`, error)
-      }
-      return new Map(fields.map((f) => [f.name, { json: row[f.name] ?? null }]))
-    })
-}
-
-function parseCsvOf(part: Part, text: string): (string | null)[][] {
-  try {
-    return parseCsv(text)
-  } catch (error) {
-    throw new BadRecordError(part.namespace, 'the CSV body is malformed', error)
-  }
-}
-
-function jsonLine(part: Part, row: Map<string, Cell>): string {
-  const members = part.schema.fields.map(
-    (f) => `${JSON.stringify(f.name)}:${jsonValue(part, f, row.get(f.name))}`,
-  )
-  return `{${members.join(',')}}\n`
-}
-
-/** CSV text of a typed field as JSON: numbers and booleans bare, JSON as itself, the rest as strings. */
-function jsonValue(part: Part, field: Field, cell: Cell | undefined): string {
-  if (!cell || !('text' in cell)) return JSON.stringify(cell?.json ?? null)
-  const text = cell.text
-  if (text === null) return 'null'
-  const valid =
-    field.type === 'json'
-      ? isJson(text)
-      : field.type === 'boolean'
-        ? text === 'true' || text === 'false'
-        : !BARE_TYPES.has(field.type) || NUMBER.test(text)
-  if (!valid)
-    throw new BadRecordError(
-      part.namespace,
-      `${JSON.stringify(text)} is not a valid ${field.type} for field ${field.name}`,
-    )
-  return field.type === 'json' || BARE_TYPES.has(field.type) ? text : JSON.stringify(text)
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
-}
-
-function csvLine(part: Part, row: Map<string, Cell>, header: readonly Field[]): string {
-  const types = new Map(part.schema.fields.map((f) => [f.name, f.type]))
-  return `${header.map((f) => csvCell(row.get(f.name), types.get(f.name) ?? f.type)).join(',')}\n`
-}
-
-function csvCell(cell: Cell | undefined, type: Field['type']): string {
-  if (!cell) return ''
-  if ('text' in cell) return csvField(cell.text, BARE_TYPES.has(type))
-  const value = cell.json
-  if (value === null || value === undefined) return ''
-  if (type === 'json' || typeof value === 'object') return csvField(JSON.stringify(value), false)
-  return csvField(String(value), typeof value !== 'string')
 }
