@@ -7,35 +7,13 @@
 import { randomBytes } from 'node:crypto'
 import { type Clickhouse, startClickhouse } from '@skippr/test-servers'
 import amqp from 'amqplib'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { runCli } from './support/cli.js'
-import { bikehireConfig, type Project, project } from './support/project.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { failure, SYNC_ROWS, useSinkSync } from './support/sink-sync.js'
 
 const AMQP_URL = process.env.SKIPPR_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672/'
-const ROWS = 1200
+const ROWS = SYNC_ROWS
 
-let p: Project
-beforeEach(async () => {
-  p = await project()
-})
-afterEach(async () => {
-  await p.remove()
-})
-
-/** `sync --once` of `rows` Sample rows into `sink` (a data_sinks entry in YAML flow style). */
-async function syncInto(sink: string, env: Record<string, string>, rows = ROWS) {
-  await p.write('skippr.yml', bikehireConfig({ rows, batchRows: 500, sink }))
-  return runCli(['sync', '-p', 'bikehire', '--once', '--output', 'text'], {
-    cwd: p.dir,
-    env: { SKIPPR_RETRY_BUDGET_SECONDS: '600', ...env },
-  })
-}
-
-/** How many lines stderr has, and its last. */
-function failure(stderr: string) {
-  const lines = stderr.trimEnd().split('\n')
-  return { lines: lines.length, last: lines.at(-1) ?? '' }
-}
+const { syncInto } = useSinkSync()
 
 describe('Clickhouse', () => {
   let server: Clickhouse

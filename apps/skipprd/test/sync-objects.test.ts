@@ -20,32 +20,12 @@ import {
   startSshd,
 } from '@skippr/test-servers'
 import * as v from 'valibot'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { runCli } from './support/cli.js'
-import { bikehireConfig, type Project, project } from './support/project.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { failure, SYNC_ROWS, useSinkSync } from './support/sink-sync.js'
 
-const ROWS = 1200
+const ROWS = SYNC_ROWS
 
-let p: Project
-beforeEach(async () => {
-  p = await project()
-})
-afterEach(async () => {
-  await p.remove()
-})
-
-async function syncInto(sink: string, env: Record<string, string>, rows = ROWS) {
-  await p.write('skippr.yml', bikehireConfig({ rows, batchRows: 500, sink }))
-  return runCli(['sync', '-p', 'bikehire', '--once', '--output', 'text'], {
-    cwd: p.dir,
-    env: { SKIPPR_RETRY_BUDGET_SECONDS: '600', ...env },
-  })
-}
-
-function failure(stderr: string) {
-  const lines = stderr.trimEnd().split('\n')
-  return { lines: lines.length, last: lines.at(-1) ?? '' }
-}
+const { syncInto } = useSinkSync()
 
 describe('S3', () => {
   let server: S3Server

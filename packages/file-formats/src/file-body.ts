@@ -4,7 +4,7 @@
  * not; Parquet is typed from the parts' schemas. Every part's records are counted in the bytes
  * about to be written and compared with its declared rows before anything is written.
  */
-import type { BatchPart, Field, NamespaceSchema } from '@skippr/connector-api'
+import type { Field } from '@skippr/connector-api'
 import {
   countRecords,
   csvHeader,
@@ -15,8 +15,7 @@ import {
 import { compressChunks, zstdReady } from './compression.js'
 import type { Compression, FileEncoding } from './encoding.js'
 import { parquetFile } from './parquet.js'
-
-export type FilePart = BatchPart & { readonly schema: NamespaceSchema }
+import type { FilePart } from './part-reader.js'
 
 /** Where the file goes and which batch it holds, for the messages of a refused file. */
 export interface FileTarget {

@@ -11,11 +11,9 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import { gzipBytes, zstdBytes } from './compression.js'
 import type { Compression } from './encoding.js'
 import type { Value } from './field-values.js'
-import type { Part, RowSink } from './part-reader.js'
+import type { FilePart, RowSink } from './part-reader.js'
 import { decodePart } from './part-rows.js'
 import { type RecordRefusal, RecordsRefusedError } from './records-refused.js'
-
-export type { Part } from './part-reader.js'
 
 /**
  * One Parquet file holding every row of `parts` (one namespace), columns in `header` order, typed
@@ -27,7 +25,7 @@ export type { Part } from './part-reader.js'
  * `rows` (`target` and `batch` name the file and the batch in the messages).
  */
 export function parquetFile(
-  parts: readonly Part[],
+  parts: readonly FilePart[],
   header: readonly Field[],
   target: string,
   batch: string,

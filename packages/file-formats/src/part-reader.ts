@@ -7,7 +7,7 @@ import { jsonReader, type Read, textReader, type Value } from './field-values.js
 import type { RecordRefusal } from './records-refused.js'
 
 /** A batch part with the schema of its rows, as a sink is handed it. */
-export type Part = BatchPart & { readonly schema: NamespaceSchema }
+export type FilePart = BatchPart & { readonly schema: NamespaceSchema }
 
 /**
  * Where a scanner puts a part's rows: cells into `row`, by header column, then `endRow()`. A row
@@ -23,7 +23,7 @@ export interface RowSink {
 
 /** The header columns and value readers of one part. */
 export interface PartReader {
-  readonly part: Part
+  readonly part: FilePart
   /** The part's position in the parts being encoded, from 0. */
   readonly index: number
   /** By the part's field index: the header column, and the reader of CSV text. */
@@ -34,7 +34,7 @@ export interface PartReader {
 }
 
 /** The reader of `part`, the `index`th of the parts; throws if the header cannot hold one of its fields. */
-export function partReader(part: Part, index: number, header: readonly Field[]): PartReader {
+export function partReader(part: FilePart, index: number, header: readonly Field[]): PartReader {
   const columnOf = new Map(header.map((f, c) => [f.name, c]))
   const columns: number[] = []
   const csv: Read[] = []

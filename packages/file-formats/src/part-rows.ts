@@ -5,7 +5,7 @@
 import { BadRecordError, type Field } from '@skippr/connector-api'
 import { decodeCsv } from './csv-records.js'
 import { decodeJsonl } from './jsonl-records.js'
-import { type Part, partReader, type RowSink } from './part-reader.js'
+import { type FilePart, partReader, type RowSink } from './part-reader.js'
 
 /**
  * Puts the rows of `part`, the `index`th of the parts, into `out` by `header` column; returns how
@@ -13,7 +13,7 @@ import { type Part, partReader, type RowSink } from './part-reader.js'
  * (`out.refuseRow`); a record that is not well-formed, or a body that is not UTF-8, throws
  * BadRecordError.
  */
-export function decodePart(part: Part, index: number, header: readonly Field[], out: RowSink): number {
+export function decodePart(part: FilePart, index: number, header: readonly Field[], out: RowSink): number {
   const reader = partReader(part, index, header)
   const text = partText(part, index)
   return part.format === 'csv' ? decodeCsv(text, reader, out) : decodeJsonl(text, reader, out)
@@ -24,7 +24,7 @@ const fatalUtf8 = () => new TextDecoder('utf-8', { fatal: true, ignoreBOM: true 
 const utf8 = fatalUtf8()
 
 /** The part's body as text; bytes that are not UTF-8 cannot be a Parquet string, and are refused. */
-function partText(part: Part, index: number): string {
+function partText(part: FilePart, index: number): string {
   try {
     return utf8.decode(part.body)
   } catch {

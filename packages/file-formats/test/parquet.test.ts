@@ -12,7 +12,8 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Compression } from '../src/encoding.js'
 import { encodeFile } from '../src/file-body.js'
-import { type Part, parquetFile } from '../src/parquet.js'
+import { parquetFile } from '../src/parquet.js'
+import type { FilePart } from '../src/part-reader.js'
 import { RECORDS_REFUSED, type RecordRefusal, type RecordsRefusedError } from '../src/records-refused.js'
 import { openParquetReader, type ParquetReader } from './read-parquet.js'
 
@@ -27,7 +28,14 @@ function part(
   rows = lines.length,
 ) {
   const body = encoder.encode(lines.map((line) => `${line}\n`).join(''))
-  return { namespace: 't', schemaVersion: 1, format, rows, body, schema: { namespace: 't', fields } } as Part
+  return {
+    namespace: 't',
+    schemaVersion: 1,
+    format,
+    rows,
+    body,
+    schema: { namespace: 't', fields },
+  } as FilePart
 }
 
 const csvPart = (fields: readonly Field[], lines: readonly string[], rows?: number) =>
@@ -35,7 +43,7 @@ const csvPart = (fields: readonly Field[], lines: readonly string[], rows?: numb
 const jsonlPart = (fields: readonly Field[], lines: readonly string[], rows?: number) =>
   part('jsonl', fields, lines, rows)
 
-const encode = (parts: readonly Part[], header: readonly Field[]) =>
+const encode = (parts: readonly FilePart[], header: readonly Field[]) =>
   parquetFile(parts, header, TARGET, BATCH, 'none')
 
 /** The error `run` throws. */
@@ -409,14 +417,14 @@ describe('parquetFile: parts and header', () => {
 
 describe('parquetFile: refusals', () => {
   /** The message of the BadRecordError a malformed part throws. */
-  const refused = (parts: Part[], header: readonly Field[]) => {
+  const refused = (parts: FilePart[], header: readonly Field[]) => {
     const error = thrown(() => encode(parts, header))
     expect(hasCode(error, BAD_RECORD)).toBe(true)
     expect(error.message).toMatch(/^namespace t: /)
     return error.message
   }
   /** The one row refused for its value of field `v`. */
-  const refusedRow = (parts: Part[], header: readonly Field[]): RecordRefusal => {
+  const refusedRow = (parts: FilePart[], header: readonly Field[]): RecordRefusal => {
     const error = thrown(() => encode(parts, header))
     expect(hasCode(error, RECORDS_REFUSED)).toBe(true)
     const refusals = (error as RecordsRefusedError).refusals

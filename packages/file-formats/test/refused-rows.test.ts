@@ -15,7 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Compression } from '../src/encoding.js'
 import { encodeFile } from '../src/file-body.js'
-import type { Part } from '../src/parquet.js'
+import type { FilePart } from '../src/part-reader.js'
 import { RECORDS_REFUSED, type RecordsRefusedError } from '../src/records-refused.js'
 import { openParquetReader, type ParquetReader } from './read-parquet.js'
 
@@ -28,12 +28,12 @@ const fields: Field[] = [
   { name: 'ok', type: 'boolean' },
 ]
 
-function part(format: 'csv' | 'jsonl', body: string, rows: number): Part {
+function part(format: 'csv' | 'jsonl', body: string, rows: number): FilePart {
   const schema = { namespace: 't', fields }
   return { namespace: 't', schemaVersion: 1, format, rows, body: new TextEncoder().encode(body), schema }
 }
 
-const parquet = (parts: readonly Part[], compression: Compression = 'none') =>
+const parquet = (parts: readonly FilePart[], compression: Compression = 'none') =>
   encodeFile(parts, { format: 'parquet', compression }, WHERE)
 
 async function rejection(run: Promise<unknown>): Promise<Error> {
@@ -46,7 +46,7 @@ async function rejection(run: Promise<unknown>): Promise<Error> {
 }
 
 /** The record texts of a part, as `recordRanges` cuts its body. */
-const records = (p: Part) =>
+const records = (p: FilePart) =>
   recordRanges(p.body, p.format).map(([start, end]) => Buffer.from(p.body.subarray(start, end)).toString())
 
 // Quoted newlines, a CRLF record end, a row with three bad values, a last line without its newline.
@@ -174,7 +174,7 @@ describe('encodeFile (parquet): a file without refused rows', () => {
     { name: 'big', type: 'long' },
     { name: 'doc', type: 'json' },
   ]
-  const clean = (format: 'csv' | 'jsonl', body: string, rows: number): Part => {
+  const clean = (format: 'csv' | 'jsonl', body: string, rows: number): FilePart => {
     const schema = { namespace: 't', fields: all }
     return { namespace: 't', schemaVersion: 1, format, rows, body: new TextEncoder().encode(body), schema }
   }

@@ -12,6 +12,7 @@ import {
 } from '@azure/storage-blob'
 import { allTypesSchema } from '@skippr/conformance'
 import { isPermanent, parseConnectorConfig } from '@skippr/connector-api'
+import { freePorts } from '@skippr/test-servers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { classify } from '../src/errors.js'
 import type { AzureBlobTuning } from '../src/index.js'
@@ -70,15 +71,6 @@ function sasFields(permissions: string) {
     sas,
     fields: { connection_string: undefined, account_url: fixture.server().blobEndpoint, sas_token: sas },
   }
-}
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 describe('AzureBlob config', () => {
@@ -221,7 +213,7 @@ describe('AzureBlob failures against Azurite', () => {
   })
 
   it('an unreachable host is retried, within seconds with the default retries, naming the location', async () => {
-    const port = await closedPort()
+    const [port] = (await freePorts(1)) as [number]
     const { connectionString } = fixture.server()
     const unreachable = connectionString.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${port}`)
     const started = Date.now()

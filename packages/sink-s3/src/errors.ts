@@ -40,16 +40,7 @@ export function classify(error: unknown, where: string): Error {
   const name = nameOf(error)
   const status = statusOf(error)
   const detail = messageOf(error)
-  if (name === 'NoSuchBucket' || (name === 'NotFound' && status === 404 && isBucketRequest(error)))
-    return permanent(
-      new SkipprError(
-        S3_BUCKET_MISSING,
-        `${where}: the bucket does not exist; create it or fix bucket (and region or endpoint)`,
-        {
-          cause: error,
-        },
-      ),
-    )
+  if (name === 'NoSuchBucket') return bucketMissing(error, where)
   if (CREDENTIALS_REFUSED.has(name))
     return permanent(
       new SkipprError(
@@ -78,16 +69,15 @@ export function classify(error: unknown, where: string): Error {
   return new SkipprError(S3_UNAVAILABLE, `${where}: ${detail}; will retry`, { cause: error })
 }
 
-/** A HEAD answers 404 without a body: for HeadBucket that is the bucket missing. */
-function isBucketRequest(error: unknown): boolean {
-  return (error as { readonly bucketRequest?: boolean }).bucketRequest === true
-}
-
-/** Marks an error of a request on the bucket itself (HeadBucket), whose bare 404 means the bucket is missing. */
-export function onBucket(error: unknown): unknown {
-  if (typeof error === 'object' && error !== null)
-    Object.defineProperty(error, 'bucketRequest', { value: true })
-  return error
+/** The bucket does not exist: a NoSuchBucket error, or HeadBucket's bare 404 (a HEAD has no body to name it). */
+export function bucketMissing(error: unknown, where: string): Error {
+  return permanent(
+    new SkipprError(
+      S3_BUCKET_MISSING,
+      `${where}: the bucket does not exist; create it or fix bucket (and region or endpoint)`,
+      { cause: error },
+    ),
+  )
 }
 
 function isTransient(error: unknown, status: number | undefined): boolean {

@@ -22,7 +22,7 @@ import type { CreateResult, ObjectInfo, ObjectStore, StoredObject } from '@skipp
 import { normalizePrefix, underPrefix } from '@skippr/object-sink'
 import type { S3SinkConfig } from './config.js'
 import { partSizeBytes } from './config.js'
-import { classify, nameOf, onBucket, statusOf } from './errors.js'
+import { bucketMissing, classify, nameOf, statusOf } from './errors.js'
 
 // The SDK warns on stderr, once per process, that its releases from 2027 need Node 22: news for
 // whoever upgrades the SDK, not for an operator reading skipprd's one-line errors.
@@ -52,11 +52,11 @@ export class S3Store implements ObjectStore {
   }
 
   async open(isOwnKey: (key: string) => boolean): Promise<void> {
-    await this.call(this.location, () =>
-      this.client
-        .send(new HeadBucketCommand({ Bucket: this.bucket }))
-        .catch((error) => Promise.reject(onBucket(error))),
-    )
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }))
+    } catch (error) {
+      throw statusOf(error) === 404 ? bucketMissing(error, this.location) : classify(error, this.location)
+    }
     await this.abortUnfinishedUploads(isOwnKey)
   }
 

@@ -1,9 +1,8 @@
 /** Bad input against s3rver: each one line, naming the bucket, classified, never holding a secret. */
-import { createServer } from 'node:net'
 import { allTypesSchema, makeBatch, trickyRows } from '@skippr/conformance'
 import { isPermanent } from '@skippr/connector-api'
 import { ObjectSink } from '@skippr/object-sink'
-import { startConditionalS3 } from '@skippr/test-servers'
+import { freePorts, startConditionalS3 } from '@skippr/test-servers'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { S3Store, s3SinkConfig } from '../src/index.js'
@@ -93,7 +92,7 @@ describe('S3 sink: bad input', () => {
   })
 
   it('an unreachable endpoint: retried, one line naming the bucket', async () => {
-    const port = await closedPort()
+    const [port] = (await freePorts(1)) as [number]
     const sink = sinkFor({ endpoint: `http://127.0.0.1:${port}` })
     const error = await failure(() => sink.prepare(schema))
     expect(isPermanent(error)).toBe(false)
@@ -103,12 +102,3 @@ describe('S3 sink: bad input', () => {
     await sink.close()
   })
 })
-
-/** A port nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process'
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Logger } from '@skippr/connector-api'
 import { CONFIG_INVALID, hasCode, isPermanent, parseConnectorConfig } from '@skippr/connector-api'
 import { sha256 } from '@skippr/object-sink'
+import { freePorts } from '@skippr/test-servers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SftpSinkOptions, SftpStoreOptions } from '../src/index.js'
 import {
@@ -188,7 +188,7 @@ describe('login', () => {
   })
 
   it('a closed port is retried, one line naming the location', async () => {
-    const port = await closedPort()
+    const [port] = (await freePorts(1)) as [number]
     const store = storeOn(server, 'x', { port })
     expectFailure(await openFailure(store), {
       code: UNAVAILABLE,
@@ -321,13 +321,4 @@ async function makeReadOnly(path: string): Promise<void> {
 async function makeWritable(path: string): Promise<void> {
   if (process.getuid?.() === 0) await execFileAsync('chattr', ['-i', path])
   else await chmod(path, 0o755)
-}
-
-/** A port on 127.0.0.1 nobody listens on: one the OS just handed out and that was closed again. */
-async function closedPort(): Promise<number> {
-  const listener = createServer()
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
-  const { port } = listener.address() as { port: number }
-  await new Promise((resolve) => listener.close(resolve))
-  return port
 }

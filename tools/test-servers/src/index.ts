@@ -6,6 +6,7 @@ export {
   type StoredObject,
   startConditionalS3,
 } from './conditional-s3.js'
+export { freePorts } from './ports.js'
 export { type S3Server, startS3rver } from './s3rver.js'
 export { type SshServer, startSshd } from './sshd.js'
 export { startZookeeper, type Zookeeper } from './zookeeper.js'
