@@ -4,36 +4,12 @@
  * throttling, server errors, a racing conditional write and a lost connection are retried.
  */
 import { hasNetworkCode, permanent, SkipprError } from '@skippr/connector-api'
+import { isCredentialsRefused, isTransientStatus, messageOf, nameOf, statusOf } from '@skippr/s3-client'
 
 export const S3_BUCKET_MISSING = 'SKIPPR_S3_BUCKET_MISSING'
 export const S3_ACCESS_DENIED = 'SKIPPR_S3_ACCESS_DENIED'
 export const S3_REQUEST_REFUSED = 'SKIPPR_S3_REQUEST_REFUSED'
 export const S3_UNAVAILABLE = 'SKIPPR_S3_UNAVAILABLE'
-
-/** What the SDK's errors carry. */
-interface ServiceError {
-  readonly name?: string
-  readonly message?: string
-  readonly code?: string
-  readonly cause?: unknown
-  readonly $metadata?: { readonly httpStatusCode?: number }
-}
-
-const CREDENTIALS_REFUSED = new Set([
-  'InvalidAccessKeyId',
-  'SignatureDoesNotMatch',
-  'ExpiredToken',
-  'InvalidToken',
-  'CredentialsProviderError',
-])
-
-export function statusOf(error: unknown): number | undefined {
-  return (error as ServiceError | undefined)?.$metadata?.httpStatusCode
-}
-
-export function nameOf(error: unknown): string {
-  return (error as ServiceError | undefined)?.name ?? ''
-}
 
 /** The SDK's error as the error the sink hands the runner. */
 export function classify(error: unknown, where: string): Error {
@@ -41,7 +17,7 @@ export function classify(error: unknown, where: string): Error {
   const status = statusOf(error)
   const detail = messageOf(error)
   if (name === 'NoSuchBucket') return bucketMissing(error, where)
-  if (CREDENTIALS_REFUSED.has(name))
+  if (isCredentialsRefused(error))
     return permanent(
       new SkipprError(
         S3_ACCESS_DENIED,
@@ -57,7 +33,7 @@ export function classify(error: unknown, where: string): Error {
         { cause: error },
       ),
     )
-  if (isTransient(error, status))
+  if (isTransient(error))
     return new SkipprError(S3_UNAVAILABLE, `${where}: ${detail}; will retry`, { cause: error })
   // Any other 4xx is a request the service will refuse again (a bad key, an unsupported option).
   if (status !== undefined && status >= 400 && status < 500)
@@ -80,19 +56,8 @@ export function bucketMissing(error: unknown, where: string): Error {
   )
 }
 
-function isTransient(error: unknown, status: number | undefined): boolean {
-  if (status === undefined || status >= 500 || status === 429 || status === 408) return true
-  // A conditional write racing another on the same key: retrying settles which one won.
-  if (status === 409 && nameOf(error) === 'ConditionalRequestConflict') return true
-  return hasNetworkCode(error) || hasNetworkCode((error as ServiceError).cause)
-}
-
-function messageOf(error: unknown): string {
-  const e = error as ServiceError | undefined
-  const code = e?.code ?? (e?.cause as ServiceError | undefined)?.code
-  const status = statusOf(error)
-  // A HEAD's error has no body: the SDK knows only the status then.
-  const bare = e?.message === 'UnknownError' || e?.name === 'UnknownError'
-  const text = bare && status !== undefined ? `HTTP ${status}` : e?.message || e?.name || String(error)
-  return code && !text.includes(code) ? `${text} (${code})` : text
+function isTransient(error: unknown): boolean {
+  return (
+    isTransientStatus(error) || hasNetworkCode(error) || hasNetworkCode((error as { cause?: unknown }).cause)
+  )
 }

@@ -20,9 +20,10 @@ import {
 import { Upload } from '@aws-sdk/lib-storage'
 import type { CreateResult, ObjectInfo, ObjectStore, StoredObject } from '@skippr/object-sink'
 import { normalizePrefix, underPrefix } from '@skippr/object-sink'
+import { nameOf, s3ClientConfig, statusOf } from '@skippr/s3-client'
 import type { S3SinkConfig } from './config.js'
 import { partSizeBytes } from './config.js'
-import { bucketMissing, classify, nameOf, statusOf } from './errors.js'
+import { bucketMissing, classify } from './errors.js'
 
 // The SDK warns on stderr, once per process, that its releases from 2027 need Node 22: news for
 // whoever upgrades the SDK, not for an operator reading skipprd's one-line errors.
@@ -191,30 +192,19 @@ export class S3Store implements ObjectStore {
 }
 
 function clientConfig(config: S3SinkConfig): S3ClientConfig {
-  const credentials =
-    config.access_key_id !== undefined && config.secret_access_key !== undefined
-      ? {
-          accessKeyId: config.access_key_id,
-          secretAccessKey: config.secret_access_key,
-          ...(config.session_token !== undefined && { sessionToken: config.session_token }),
-        }
-      : undefined
-  return {
-    ...(config.region !== undefined && { region: config.region }),
-    ...(config.endpoint !== undefined && { endpoint: config.endpoint }),
-    forcePathStyle:
-      config.force_path_style ?? (config.endpoint !== undefined && isLocalOrIp(config.endpoint)),
-    ...(credentials && { credentials }),
-    // The checksums the SDK adds by default are refused by some S3-compatible servers.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  }
-}
-
-/** Virtual-hosted buckets need a DNS name: an IP address or localhost can only be addressed by path. */
-function isLocalOrIp(endpoint: string): boolean {
-  const host = new URL(endpoint).hostname
-  return host === 'localhost' || /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith('[')
+  return s3ClientConfig({
+    region: config.region,
+    endpoint: config.endpoint,
+    forcePathStyle: config.force_path_style,
+    credentials:
+      config.access_key_id !== undefined && config.secret_access_key !== undefined
+        ? {
+            accessKeyId: config.access_key_id,
+            secretAccessKey: config.secret_access_key,
+            ...(config.session_token !== undefined && { sessionToken: config.session_token }),
+          }
+        : undefined,
+  })
 }
 
 function join(chunks: readonly Uint8Array[]): Uint8Array {
