@@ -8,6 +8,10 @@
 import fs = require('node:fs')
 import path = require('node:path')
 
+// The AWS SDK warns on stderr, at its first client, that later releases will need Node 22: skipprd
+// supports Node 20, and stderr is for what the operator must act on.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
+
 const args = process.argv.slice(2)
 if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
   process.stdout.write(fs.readFileSync(path.join(__dirname, 'help.txt')))

@@ -4,9 +4,6 @@
  * config file's directory — where a user installs the connectors they use — then from skipprd's
  * own dependencies.
  */
-import { createRequire } from 'node:module'
-import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import {
   ConfigError,
   type ConnectorDefinition,
@@ -21,6 +18,7 @@ import type { ConfigFile } from './config/load.js'
 import type { Section } from './config/schema.js'
 import { secretParts } from './config/secret-parts.js'
 import { ConnectorMissingError } from './errors.js'
+import { importPackage } from './installed-package.js'
 
 const KIND = { data_sources: 'source', data_sinks: 'sink', deadletter_sinks: 'sink' } as const
 
@@ -101,7 +99,7 @@ async function loadDefinition(
 /** A known type's package is to be installed; any other type is a typo of a known one. */
 function missingConnector(where: string, kind: ConnectorKind, type: string, name: string): Error {
   const known: readonly string[] = CONNECTOR_TYPES[kind]
-  if (known.includes(type)) return new ConnectorMissingError(where, type, name)
+  if (known.includes(type)) return new ConnectorMissingError(where, `connector type ${type}`, name)
   const other = kind === 'source' ? 'sink' : 'source'
   const guess = closestType(type, known)
   const hint = guess
@@ -121,31 +119,6 @@ function closestType(type: string, known: readonly string[]): string | undefined
     known.map((k) => k.toLowerCase()),
   )
   return known.find((k) => k.toLowerCase() === guess)
-}
-
-/**
- * The package's module, or undefined when it is not installed. Only "module not found" for the
- * package itself means that; any other failure (a broken install, a missing native binding) is
- * reported as it is.
- */
-async function importPackage(name: string, configDir: string): Promise<unknown> {
-  let specifier = name
-  try {
-    specifier = pathToFileURL(createRequire(path.join(configDir, 'skippr.yml')).resolve(name)).href
-  } catch {
-    // Not installed beside the config: fall back to skipprd's own dependencies.
-  }
-  try {
-    return await import(specifier)
-  } catch (error) {
-    if (isMissing(error, name)) return undefined
-    throw new ConfigError(`cannot load ${name}: ${(error as Error).message}`, { cause: error })
-  }
-}
-
-function isMissing(error: unknown, name: string): boolean {
-  const code = (error as { code?: unknown })?.code
-  return code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(`'${name}'`)
 }
 
 /** Secret fields must name an environment variable, so no credential sits in skippr.yml. */

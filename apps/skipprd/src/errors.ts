@@ -48,13 +48,14 @@ export class EnvEmptyError extends SkipprError {
   }
 }
 
-/** The package for a connector type is not installed. */
+/** The package for a connector type (or a state store type) is not installed. */
 export class ConnectorMissingError extends SkipprError {
   readonly packageName: string
-  constructor(where: string, type: string, packageName: string, cause?: unknown) {
+  /** `what`: what needs it, e.g. `connector type Duckdb`. */
+  constructor(where: string, what: string, packageName: string, cause?: unknown) {
     super(
       CONNECTOR_MISSING,
-      `${where}: connector type ${type} needs the package ${packageName}: install it with \`pnpm add ${packageName}\` (or npm install ${packageName}) beside skippr.yml`,
+      `${where}: ${what} needs the package ${packageName}: install it with \`pnpm add ${packageName}\` (or npm install ${packageName}) beside skippr.yml`,
       { cause },
     )
     this.packageName = packageName

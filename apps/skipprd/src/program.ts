@@ -46,6 +46,7 @@ export const program = new Command('skipprd')
     'State store, when skippr.yml does not set skippr.store.type (default: sled)',
   )
   .option('--store-name <NAME>', 'Table name for the dynamodb state store')
+  .option('--create-store', "Create the dynamodb state store's table when it is missing")
   .configureHelp({ showGlobalOptions: true, helpWidth: HELP_WIDTH })
   // Before the commands: they inherit it.
   .configureOutput({ outputError: (message, write) => write(usageLine(message)) })

@@ -25,6 +25,7 @@ describe('command line', () => {
       '--wal-s3-bucket <BUCKET>',
       '--store-type <TYPE>',
       '--store-name <NAME>',
+      '--create-store',
     ])
       expect(help.stdout).toContain(flag)
     expect(help.stdout).toMatch(/\n {2}sync \[options\] +Read new records/)
@@ -111,7 +112,9 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     )
     const s3 = await runCli(['sync', '-p', 'bikehire', '--once', '--wal-storage', 's3'], { cwd: p.dir })
     expect(s3.code).toBe(1)
-    expect(s3.stderr).toMatch(/^\[skippr\] config failed: WAL_STORAGE=s3 is not available in this build/)
+    expect(s3.stderr).toBe(
+      '[skippr] config failed: WAL_STORAGE=s3 needs a bucket: set SKIPPR_WAL_S3_BUCKET (or SKIPPR_S3_BUCKET), --wal-s3-bucket, or skippr.wal_s3_bucket in skippr.yml\n',
+    )
   })
 
   it('WAL_STORAGE=clustered refuses, at start-up, a destination whose retries could duplicate rows', async () => {
@@ -147,7 +150,7 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     expect(result).toMatchObject({
       code: 1,
       stderr:
-        "[skippr] config failed: unknown store type 'dynamo': expected sled (set --store-type or SKIPPR_STORE_TYPE)\n",
+        "[skippr] config failed: unknown store type 'dynamo': expected sled or dynamodb (set --store-type or SKIPPR_STORE_TYPE)\n",
     })
   })
 

@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { interpolate } from '../src/config/interpolate.js'
 import { loadConfigFile, locateConfig } from '../src/config/load.js'
 import { pipelineSettings } from '../src/config/settings.js'
-import { walBackend, walStorage } from '../src/config/wal-storage.js'
+import { walStorage } from '../src/config/wal-storage.js'
 import { CONFIG_NOT_FOUND, ENV_NOT_SET, WAL_STORAGE_INVALID, WAL_STORAGE_UNAVAILABLE } from '../src/errors.js'
+import { checkWalStorage } from '../src/runner/wal-backend.js'
 import { tempDir } from './support/runner.js'
 
 let dir: string
@@ -232,7 +233,10 @@ describe('pipeline settings', () => {
     expect(pipelineSettings(yaml, 'bikehire', { storeType: 'from-flag' }, dir, true).store.type).toBe('sled')
   })
 
-  it('accepts WAL_STORAGE=disk and explains the others', () => {
+  it('accepts WAL_STORAGE=disk and s3 with a bucket, and explains the others', async () => {
+    await write('skippr.yml', BASE)
+    const pipelineSettingsFor = (env: Record<string, string>) =>
+      pipelineSettings(loadConfigFile({ cwd: dir, env }), 'bikehire', {}, dir, false)
     expect(walStorage(undefined, {}, true)).toBe('disk')
     expect(walStorage(undefined, { WAL_STORAGE: 'disk' }, false)).toBe('disk')
     const unknown = failure(() => walStorage(undefined, { WAL_STORAGE: 'tape' }, true))
@@ -241,9 +245,16 @@ describe('pipeline settings', () => {
     const clustered = failure(() => walStorage(undefined, { WAL_STORAGE: 'clustered' }, true))
     expect(clustered.code).toBe(WAL_STORAGE_UNAVAILABLE)
     expect(clustered.message).toMatch(/^WAL_STORAGE=clustered does not support sync --once/)
-    expect(failure(() => walBackend(walStorage('s3', {}, false))).message).toMatch(
-      /^WAL_STORAGE=s3 is not available in this build/,
+    const noBucket = pipelineSettingsFor({ WAL_STORAGE: 's3' })
+    expect(failure(() => checkWalStorage(noBucket)).message).toBe(
+      'WAL_STORAGE=s3 needs a bucket: set SKIPPR_WAL_S3_BUCKET (or SKIPPR_S3_BUCKET), --wal-s3-bucket, or skippr.wal_s3_bucket in skippr.yml',
     )
+    expect(pipelineSettingsFor({ WAL_STORAGE: 's3', SKIPPR_S3_BUCKET: 'lake' }).walS3Bucket).toBe('lake')
+    expect(
+      pipelineSettingsFor({ WAL_STORAGE: 's3', SKIPPR_S3_BUCKET: 'lake', SKIPPR_WAL_S3_BUCKET: 'wal' })
+        .walS3Bucket,
+    ).toBe('wal')
+    checkWalStorage(pipelineSettingsFor({ WAL_STORAGE: 's3', SKIPPR_WAL_S3_BUCKET: 'wal' }))
   })
 })
 

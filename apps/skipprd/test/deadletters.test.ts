@@ -120,7 +120,7 @@ describe('deadletters', () => {
       expect.objectContaining({ record: 'bad line 3', offset_key: 'line', offset_pos: 3 }),
       expect.objectContaining({ record: 'bad line 13', failure_code: 'SKIPPR_BAD_RECORD' }),
     ])
-    const store = await openStateStore({ type: 'sled', dataDir: dir, workspace: 'default' })
+    const store = await openStateStore({ dataDir: dir, workspace: 'default' })
     try {
       const counts = await store.pipeline('items').counters.read()
       expect(counts.get('items')).toMatchObject({ landedRows: 10, deadletterRows: 2 })

@@ -20,10 +20,10 @@ export const STALE_FENCE = 'SKIPPR_STALE_FENCE'
 export const STATE_WRITE_CONFLICT = 'SKIPPR_STATE_WRITE_CONFLICT'
 
 export class UnknownStoreTypeError extends StateError {
-  constructor(type: string) {
+  constructor(type: string, known: readonly string[]) {
     super(
       UNKNOWN_STORE_TYPE,
-      `unknown store type '${type}': expected sled (set --store-type or SKIPPR_STORE_TYPE)`,
+      `unknown store type '${type}': expected ${known.join(' or ')} (set --store-type or SKIPPR_STORE_TYPE)`,
     )
   }
 }

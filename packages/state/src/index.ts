@@ -25,20 +25,22 @@ export {
   DEFAULT_TTL_MS,
   DEFAULT_WAIT_MS,
   type Lease,
+  type LeaseClock,
   type LeaseInfo,
+  systemClock,
 } from './lease.js'
 export { LmdbBackend } from './lmdb-backend.js'
 export { isLocalOwnerGone, localOwnerId } from './owner.js'
-export type { FenceOptions, PipelineState } from './pipeline.js'
+export { joinStateKey, type KeyParts, splitStateKey } from './partition.js'
+export type { FenceOptions, PipelineState, VersionedRecord } from './pipeline.js'
 export type { CountedBatch, CountedPart, NamespaceCounts, PipelineCounters } from './pipeline-counters.js'
 export type { SavedSchema } from './schemas.js'
 export {
   DEFAULT_WORKSPACE,
+  embeddedStore,
   type OpenStateStoreOptions,
   openStateStore,
-  parseStoreType,
   STATE_DIR_NAME,
-  STORE_TYPES,
   StateStore,
-  type StoreType,
 } from './store.js'
+export type { StateStoreType, StoreOpenOptions } from './store-type.js'

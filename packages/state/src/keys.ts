@@ -10,7 +10,11 @@ import { InvalidStateNameError } from './errors.js'
  *   <ws>/pipelines/<pipeline>/last-run
  *   <ws>/pipelines/<pipeline>/counters               rows and bytes committed and landed per namespace
  *   <ws>/pipelines/<pipeline>/landing-failures       failed landing attempts of pending batches
+ *   <ws>/pipelines/<pipeline>/wal-log                a WAL storage's record beside its log (the S3 WAL's)
  *   <ws>/pipelines/<pipeline>/schema/<ns>/<version>  one immutable key per schema version
+ *
+ * Every list() is of one pipeline's records, so a partitioned store lists inside one partition
+ * (partition.ts).
  */
 
 const VERSION_DIGITS = 10
@@ -24,12 +28,6 @@ export function pipelinesPrefix(workspace: string): string {
   return `${segment('workspace', workspace)}/pipelines/`
 }
 
-/** The pipeline name in a key under `pipelinesPrefix(workspace)`. */
-export function pipelineOfKey(prefix: string, key: string): string {
-  const rest = key.slice(prefix.length)
-  return decodeURIComponent(rest.slice(0, rest.indexOf('/')))
-}
-
 export class PipelineKeys {
   readonly prefix: string
   readonly lease: string
@@ -39,6 +37,7 @@ export class PipelineKeys {
   readonly schemas: string
   readonly counters: string
   readonly landingFailures: string
+  readonly walLog: string
 
   constructor(workspace: string, pipeline: string) {
     const name = segment('pipeline', pipeline)
@@ -50,6 +49,7 @@ export class PipelineKeys {
     this.schemas = `${this.prefix}schema/`
     this.counters = `${this.prefix}counters`
     this.landingFailures = `${this.prefix}landing-failures`
+    this.walLog = `${this.prefix}wal-log`
   }
 
   schemaVersions(namespace: string): string {

@@ -1,3 +1,17 @@
+/*
+ * The writer lease on one key, with no trust in clocks across hosts (as the DynamoDB lock client
+ * and the Kinesis lease table do it):
+ * - A waiter takes over a lease it has seen unchanged — the same record version — for the lease's
+ *   TTL on its own monotonic clock. Every heartbeat writes the record, so a live holder keeps
+ *   changing it. Wall-clock skew between hosts cannot hand the lease over early.
+ * - A holder counts its lease valid for the TTL less a margin after the start of its last
+ *   successful heartbeat, on its own monotonic clock, and declares it lost past that. A waiter
+ *   starts counting only after reading the version that heartbeat wrote, so the holder has stopped
+ *   before any waiter takes over (both clocks run at the same rate, which the margin covers).
+ * - `heartbeatAt` in the record is wall time for people to read (`skipprd query`); no takeover
+ *   depends on it. A released lease, or a holder known to be gone (its process on this host no
+ *   longer exists), is taken at once.
+ */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { StateBackend, StateEntry } from './backend.js'
 import {
@@ -23,9 +37,9 @@ type LeaseRecord = {
 export interface AcquireLeaseOptions {
   /** Who is writing, for the message a waiting writer sees (e.g. `host:pid`). */
   readonly owner: string
-  /** A lease with no heartbeat for this long may be taken over. Default 30 s. */
+  /** A lease a waiter sees unchanged for this long (its own clock) may be taken over. Default 30 s. */
   readonly ttlMs?: number
-  /** How long to wait for a held lease before failing. Default 30 s. */
+  /** How long to wait for a held lease before failing. Default 45 s: more than the TTL (see below). */
   readonly waitMs?: number
   /** How often a waiting writer looks again. Default 250 ms. */
   readonly pollMs?: number
@@ -38,7 +52,24 @@ export interface AcquireLeaseOptions {
    * process on this host no longer exists), so the lease is taken over now instead of after ttlMs.
    */
   readonly isHolderGone?: (owner: string) => boolean
+  /** Default the system clocks; tests give a process a skewed wall clock. */
+  readonly clock?: LeaseClock
 }
+
+export interface LeaseClock {
+  /** Wall time, ms since the epoch: only written into the record as `heartbeatAt`. */
+  wall(): number
+  /** Monotonic ms: every expiry and takeover decision. */
+  monotonic(): number
+}
+
+export const systemClock: LeaseClock = {
+  wall: () => Date.now(),
+  monotonic: () => performance.now(),
+}
+
+/** The share of the TTL a holder keeps as margin: it stops trusting its lease at 80 % of it. */
+const HOLDER_MARGIN_SHARE = 0.2
 
 /** The lease as an observer (e.g. `skipprd query`) sees it. */
 export interface LeaseInfo {
@@ -52,14 +83,19 @@ export interface LeaseInfo {
 }
 
 export const DEFAULT_TTL_MS = 30_000
-export const DEFAULT_WAIT_MS = 30_000
+/**
+ * More than the TTL: a waiter must watch a dead holder's record unchanged for the TTL before it
+ * takes over, so a run that starts just after a holder on another host died still gets the lease.
+ */
+export const DEFAULT_WAIT_MS = 45_000
 const DEFAULT_POLL_MS = 250
 
 function recordOf(entry: StateEntry | undefined): LeaseRecord | undefined {
   return entry?.value as LeaseRecord | undefined
 }
 
-function isLive(record: LeaseRecord, now: number): boolean {
+/** As an observer that reads once sees it, by the wall clocks (display only: see the top). */
+function looksLive(record: LeaseRecord, now: number): boolean {
   return !record.released && now - record.heartbeatAt < record.ttlMs
 }
 
@@ -72,14 +108,14 @@ export async function readLease(backend: StateBackend, key: string): Promise<Lea
     heartbeatAt: new Date(record.heartbeatAt),
     ttlMs: record.ttlMs,
     released: record.released,
-    live: isLive(record, Date.now()),
+    live: looksLive(record, Date.now()),
   }
 }
 
 /**
- * Takes the lease when it is free, released or expired, waiting up to `waitMs` for that.
- * Every acquisition writes token = previous token + 1 with a conditional put on the one lease
- * key, so tokens strictly increase across acquisitions, releases and takeovers.
+ * Takes the lease when it is free, released, its holder gone, or unchanged for its TTL, waiting up
+ * to `waitMs` for that. Every acquisition writes token = previous token + 1 with a conditional put
+ * on the one lease key, so tokens strictly increase across acquisitions, releases and takeovers.
  */
 export async function acquireLease(
   backend: StateBackend,
@@ -90,43 +126,56 @@ export async function acquireLease(
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS
-  const started = Date.now()
+  const clock = options.clock ?? systemClock
+  const started = clock.monotonic()
+  /** The held record's version as first seen, and when: the takeover clock. */
+  let seen: { readonly version: number; readonly at: number } | undefined
   for (;;) {
     const outcome = await updateKey<AcquireOutcome>(backend, key, (current) => {
-      const now = Date.now()
+      const now = clock.monotonic()
       const held = recordOf(current)
-      if (held !== undefined && isLive(held, now) && !options.isHolderGone?.(held.owner))
-        return { result: { held } }
+      if (
+        current !== undefined &&
+        held !== undefined &&
+        !held.released &&
+        !options.isHolderGone?.(held.owner)
+      ) {
+        if (seen?.version !== current.version) seen = { version: current.version, at: now }
+        if (now - seen.at < held.ttlMs) return { result: { held, expiresAt: seen.at + held.ttlMs } }
+      }
       const token = held === undefined ? 1n : BigInt(held.token) + 1n
       const record: LeaseRecord = {
         owner: options.owner,
         token: token.toString(),
-        heartbeatAt: now,
+        heartbeatAt: clock.wall(),
         ttlMs,
         released: false,
       }
-      return { write: record, result: { token, now } }
+      return { write: record, result: { token, writeStartedAt: now } }
     })
     if (!('held' in outcome)) {
       return new Lease({
         ...options,
+        clock,
         backend,
         key,
         pipeline,
         token: outcome.token,
         ttlMs,
-        acquiredAt: outcome.now,
+        validFrom: outcome.writeStartedAt,
       })
     }
-    const now = Date.now()
+    const now = clock.monotonic()
     const waited = now - started
-    if (waited >= waitMs) throw new LeaseUnavailableError(pipeline, holderOf(outcome.held, now), waited)
-    const expiresIn = outcome.held.heartbeatAt + outcome.held.ttlMs - now
-    await sleep(Math.max(1, Math.min(pollMs, waitMs - waited, expiresIn)))
+    if (waited >= waitMs)
+      throw new LeaseUnavailableError(pipeline, holderOf(outcome.held, clock.wall()), waited)
+    await sleep(Math.max(1, Math.min(pollMs, waitMs - waited, outcome.expiresAt - now)))
   }
 }
 
-type AcquireOutcome = { readonly held: LeaseRecord } | { readonly token: bigint; readonly now: number }
+type AcquireOutcome =
+  | { readonly held: LeaseRecord; readonly expiresAt: number }
+  | { readonly token: bigint; readonly writeStartedAt: number }
 
 function holderOf(record: LeaseRecord, now: number): LeaseHolder {
   return { owner: record.owner, token: BigInt(record.token), heartbeatAgeMs: now - record.heartbeatAt }
@@ -152,12 +201,14 @@ export async function checkFence(
 }
 
 interface LeaseInit extends Pick<AcquireLeaseOptions, 'owner' | 'heartbeatIntervalMs' | 'onLost'> {
+  readonly clock: LeaseClock
   readonly backend: StateBackend
   readonly key: string
   readonly pipeline: string
   readonly token: bigint
   readonly ttlMs: number
-  readonly acquiredAt: number
+  /** Monotonic time the acquiring write was sent: the lease counts from then, not from its reply. */
+  readonly validFrom: number
   /** Leases with a running heartbeat timer, so closing the store can stop them. */
   readonly registry?: Set<Lease> | undefined
 }
@@ -175,7 +226,9 @@ export class Lease {
   private readonly registry: Set<Lease> | undefined
   private state: 'held' | 'released' | 'lost' = 'held'
   private lostError: StateError | undefined
-  private lastHeartbeatAt: number
+  private readonly clock: LeaseClock
+  /** Monotonic time the last successful heartbeat (or the acquisition) was sent. */
+  private validFrom: number
   private timer: NodeJS.Timeout | undefined
   private ticking = false
 
@@ -186,7 +239,8 @@ export class Lease {
     this.owner = init.owner
     this.token = init.token
     this.ttlMs = init.ttlMs
-    this.lastHeartbeatAt = init.acquiredAt
+    this.clock = init.clock
+    this.validFrom = init.validFrom
     this.onLost = init.onLost
     this.registry = init.registry
     const interval = init.heartbeatIntervalMs ?? Math.floor(init.ttlMs / 3)
@@ -198,22 +252,29 @@ export class Lease {
     }
   }
 
-  /** Local view: held, and a heartbeat succeeded within ttlMs. `assertHeld()` asks the store. */
+  /**
+   * Local view: held, and the last successful heartbeat was sent less than the TTL less the margin
+   * ago (monotonic), so no waiter can have taken over. `assertHeld()` asks the store.
+   */
   isValid(): boolean {
-    return this.state === 'held' && Date.now() - this.lastHeartbeatAt < this.ttlMs
+    return (
+      this.state === 'held' &&
+      this.clock.monotonic() - this.validFrom < this.ttlMs * (1 - HOLDER_MARGIN_SHARE)
+    )
   }
 
   /** Extends the lease. Throws LEASE_LOST if it was taken over (or released). */
   async heartbeat(): Promise<void> {
     this.throwIfEnded()
-    const now = Date.now()
+    const sentAt = this.clock.monotonic()
+    const wall = this.clock.wall()
     await this.guard(() =>
       updateKey(this.backend, this.key, (current) => {
         const record = this.ownRecord(current)
-        return { write: { ...record, heartbeatAt: now }, result: undefined }
+        return { write: { ...record, heartbeatAt: wall }, result: undefined }
       }),
     )
-    this.lastHeartbeatAt = now
+    this.validFrom = Math.max(this.validFrom, sentAt)
   }
 
   /** Throws LEASE_LOST unless the store still shows this lease as the current one. */
@@ -243,25 +304,32 @@ export class Lease {
   }
 
   private async tick(): Promise<void> {
-    if (this.ticking || this.state !== 'held') return
+    if (this.state !== 'held') return
+    if (this.ticking) {
+      // A heartbeat that hangs must not keep a lease alive that waiters may already take over.
+      if (!this.isValid()) this.lose(this.expired('its heartbeat did not complete'))
+      return
+    }
     this.ticking = true
     try {
       await this.heartbeat()
     } catch (error) {
       // A transient failure is retried next tick, until the lease can no longer be assumed held.
       if (this.state === 'held' && !this.isValid()) {
-        const reason = error instanceof Error ? error.message : String(error)
-        this.lose(
-          new LeaseLostError(
-            this.pipeline,
-            this.token,
-            `had no successful heartbeat for ${this.ttlMs} ms (${reason})`,
-          ),
-        )
+        this.lose(this.expired(error instanceof Error ? error.message : String(error)))
       }
     } finally {
       this.ticking = false
     }
+  }
+
+  private expired(reason: string): LeaseLostError {
+    const validMs = Math.round(this.ttlMs * (1 - HOLDER_MARGIN_SHARE))
+    return new LeaseLostError(
+      this.pipeline,
+      this.token,
+      `had no successful heartbeat for ${validMs} ms (${reason})`,
+    )
   }
 
   private ownRecord(current: StateEntry | undefined): LeaseRecord {

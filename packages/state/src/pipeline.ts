@@ -1,4 +1,4 @@
-import type { StateBackend } from './backend.js'
+import type { StateBackend, StateEntry } from './backend.js'
 import type { JsonValue } from './json.js'
 import { PipelineKeys } from './keys.js'
 import { LandingFailures } from './landing-failures.js'
@@ -17,6 +17,12 @@ import { getSchema, listSchemas, type SavedSchema, saveSchema } from './schemas.
 /** For writes made by the lease holder: the write is refused (STALE_FENCE) if `fence` is stale. */
 export interface FenceOptions {
   readonly fence?: bigint
+}
+
+/** One key written by compare-and-set. */
+export interface VersionedRecord {
+  read(): Promise<StateEntry | undefined>
+  write(value: JsonValue, expectedVersion: number | undefined): Promise<boolean>
 }
 
 type EnabledRecord = { readonly enabled: boolean }
@@ -120,6 +126,23 @@ export class PipelineState {
   /** The newest schema of every namespace. */
   listSchemas(): Promise<SavedSchema[]> {
     return listSchemas(this.backend, this.keys)
+  }
+
+  /**
+   * The record a WAL storage keeps beside its log (the S3 WAL: its watermark and writers), read,
+   * and written only if it is still at the version read (undefined: absent).
+   */
+  walRecord(): VersionedRecord {
+    const { backend } = this
+    const key = this.keys.walLog
+    return {
+      read: () => backend.get(key),
+      async write(value, expectedVersion) {
+        const condition =
+          expectedVersion === undefined ? { mustNotExist: true as const } : { expectedVersion }
+        return (await backend.put(key, value, condition)).ok
+      },
+    }
   }
 
   /** RESET PIPELINE: forgets the resume position and counters. Schemas, flags, last run and the lease stay. */

@@ -1,39 +1,33 @@
 import path from 'node:path'
 import type { StateBackend } from './backend.js'
-import { UnknownStoreTypeError } from './errors.js'
-import { pipelineOfKey, pipelinesPrefix, segment } from './keys.js'
+import { segment } from './keys.js'
 import type { Lease } from './lease.js'
 import { LmdbBackend } from './lmdb-backend.js'
 import { PipelineState } from './pipeline.js'
+import type { StateStoreType, StoreOpenOptions } from './store-type.js'
 
-export const STORE_TYPES = ['sled'] as const
-export type StoreType = (typeof STORE_TYPES)[number]
+/** The embedded store (`sled`, the name the docs use): LMDB in `<dataDir>/state/`. */
+export const embeddedStore: StateStoreType = {
+  name: 'sled',
+  async open(options) {
+    return LmdbBackend.open(path.join(options.dataDir, STATE_DIR_NAME))
+  },
+}
 
 export const DEFAULT_WORKSPACE = 'default'
 /** The embedded store's directory under the data dir. */
 export const STATE_DIR_NAME = 'state'
 
-export interface OpenStateStoreOptions {
-  /** `sled` (the default; the name the docs use for the embedded store). Anything else throws. */
-  readonly type?: string | undefined
-  /** DATA_DIR: the embedded store lives in `<dataDir>/state/`. */
-  readonly dataDir: string
+export interface OpenStateStoreOptions extends StoreOpenOptions {
+  /** The kind of store; default the embedded one. */
+  readonly type?: StateStoreType | undefined
   readonly workspace?: string | undefined
 }
 
-/** Validates a `--store-type` / `SKIPPR_STORE_TYPE` value; UNKNOWN_STORE_TYPE if it is not one. */
-export function parseStoreType(type: string | undefined): StoreType {
-  const wanted = type ?? 'sled'
-  const known = STORE_TYPES.find((t) => t === wanted)
-  if (known === undefined) throw new UnknownStoreTypeError(wanted)
-  return known
-}
-
 export async function openStateStore(options: OpenStateStoreOptions): Promise<StateStore> {
-  parseStoreType(options.type)
   // Checked before opening, so a refusal leaves nothing open.
   const workspace = workspaceName(options.workspace)
-  const backend = LmdbBackend.open(path.join(options.dataDir, STATE_DIR_NAME))
+  const backend = await (options.type ?? embeddedStore).open(options)
   return new StateStore(backend, { workspace })
 }
 
@@ -57,13 +51,6 @@ export class StateStore {
 
   pipeline(name: string): PipelineState {
     return new PipelineState(this.backend, this.workspace, name, this.leases)
-  }
-
-  /** Pipelines with saved state in this workspace (a lease taken counts), by name. */
-  async listPipelines(): Promise<string[]> {
-    const prefix = pipelinesPrefix(this.workspace)
-    const names = new Set((await this.backend.list(prefix)).map((item) => pipelineOfKey(prefix, item.key)))
-    return [...names].sort()
   }
 
   /** Stops lease heartbeats (without releasing) and closes the backend. */

@@ -32,9 +32,12 @@ async function stopped(pid: number): Promise<void> {
   await expect.poll(state, { timeout: 10_000, interval: 5 }).toBe('T')
 }
 
-function holder(dataDir: string, owner: string, ttlMs: number, waitMs: number): Child {
-  return new Child(['holder', dataDir, 'p', owner, String(ttlMs), String(waitMs)])
+function holder(dataDir: string, owner: string, ttlMs: number, waitMs: number, skewMs = 0): Child {
+  return new Child(['holder', dataDir, 'p', owner, String(ttlMs), String(waitMs), String(skewMs)])
 }
+
+/** Ten minutes: far more than any TTL here, so a wall-clock comparison would decide at once. */
+const SKEW_MS = 600_000
 
 describe('writer lease across processes', () => {
   it('takes over at once from a holder on this host whose process was killed, never from a live one', async () => {
@@ -110,5 +113,40 @@ describe('writer lease across processes', () => {
     expect(await old.command('valid')).toMatchObject({ ok: true, value: false })
     expect(await p.getResumeOffset()).toEqual({ owner: 'parent', seq: 2 })
     await lease.assertHeld()
+  })
+
+  it('never takes over early from a live holder whose wall clock runs behind', async () => {
+    const dataDir = await tempDataDir()
+    const p = await parentView(dataDir)
+    // Its heartbeats say they were written ten minutes ago.
+    const behind = holder(dataDir, 'behind', TTL, 0, -SKEW_MS)
+    await behind.next('acquired')
+    expect((await p.getLeaseInfo())?.live).toBe(false)
+    await expect(p.acquireLease({ owner: 'parent', waitMs: 3 * TTL, pollMs: 20 })).rejects.toMatchObject({
+      code: LEASE_UNAVAILABLE,
+    })
+    expect(await behind.command('assert')).toMatchObject({ ok: true })
+  })
+
+  it('takes over after the TTL from a dead holder whose wall clock ran ahead', async () => {
+    const dataDir = await tempDataDir()
+    const p = await parentView(dataDir)
+    // Its last heartbeat says it was written ten minutes from now.
+    const ahead = holder(dataDir, 'ahead', TTL, 0, SKEW_MS)
+    const { token } = await ahead.next('acquired')
+    ahead.kill('SIGKILL')
+    await ahead.exited
+    const started = performance.now()
+    const lease = await p.acquireLease({
+      owner: 'parent',
+      waitMs: 20 * TTL,
+      pollMs: 20,
+      heartbeatIntervalMs: 0,
+    })
+    const waited = performance.now() - started
+    expect(lease.token).toBe(BigInt(token as string) + 1n)
+    // Watched unchanged for a TTL, on the waiter's own clock: not sooner, and not ten minutes.
+    expect(waited).toBeGreaterThanOrEqual(TTL)
+    expect(waited).toBeLessThan(TTL + 5_000)
   })
 })

@@ -185,6 +185,26 @@ describe('writer lease', () => {
     expect(await fresh.getResumeOffset()).toBe('fresh')
   })
 
+  it('declares the lease lost, before a waiter may take it, while a heartbeat hangs', async () => {
+    const backend = LmdbBackend.open(await tempDataDir())
+    const gated = new GatedBackend(backend)
+    const store = new StateStore(gated)
+    opened.push(store)
+    const onLost = vi.fn()
+    const holder = await store
+      .pipeline('p')
+      .acquireLease({ owner: 'a', ttlMs: 4 * TTL, heartbeatIntervalMs: TTL / 2, onLost })
+    const hung = gated.pauseNextPut('/leases/p')
+    await hung.reached
+    const since = performance.now()
+    await vi.waitFor(() => expect(onLost).toHaveBeenCalledTimes(1), { timeout: 20 * TTL, interval: 5 })
+    // Lost at 80 % of the TTL after the last heartbeat was sent: before any waiter's TTL is up.
+    expect(performance.now() - since).toBeLessThan(4 * TTL)
+    expect(onLost.mock.calls[0]?.[0]).toMatchObject({ code: LEASE_LOST })
+    expect(holder.isValid()).toBe(false)
+    hung.resume()
+  })
+
   it('stops heartbeat timers when the store closes', async () => {
     const store = await openStateStore({ dataDir: await tempDataDir() })
     const onLost = vi.fn()

@@ -57,7 +57,7 @@ describe('PipelineCounters', () => {
     await store.pipeline('p').reset()
     expect((await counters.read()).size).toBe(0)
     await counters.recordCommitted(id(1), [part('a', 1, 1)])
-    expect(await store.listPipelines()).toEqual(['p'])
+    expect((await counters.read()).size).toBe(1)
     await store.pipeline('p').drop()
     expect((await counters.read()).size).toBe(0)
     // Another pipeline's counters are its own.

@@ -1,14 +1,24 @@
 /**
- * Where a WAL's frames live. The WAL logic (batch frames, landing, resume offsets, epochs) sits above this
- * interface, so the `s3` and `clustered` storages can be added as backends without touching callers.
+ * Where a WAL's frames live: the seam between the WAL logic (batch frames, landing, resume offsets,
+ * epochs, the snapshot reader's consistency rules), which sits above it, and a storage. A storage is a
+ * `WalBackendType` the caller passes to openWal() and openWalSnapshot() (`diskWal` by default), so
+ * another storage (`s3`, `clustered`) is a new backend type, not a change to this package's callers.
  *
  * A backend is an append-only log of frames numbered by FSN (1, 2, 3, … never reused while the log exists)
- * with a cumulative ack watermark, plus one small metadata record replaced atomically.
+ * with a cumulative ack watermark, plus one small metadata record replaced atomically. Its snapshot view
+ * reads the same log and record from another process without the writer's lock.
  */
 import type { Payload, SlotLogger } from '@skippr/sf/slot'
-import { openDiskBackend } from './disk.js'
-import { WalStorageUnavailableError } from './errors.js'
-import type { WalStorage } from './settings.js'
+
+/** A storage for WALs: opens a pipeline's log for its one writer, or a lock-free view for readers. */
+export interface WalBackendType {
+  /** The storage's name (the `WAL_STORAGE` value it implements), for messages. */
+  readonly name: string
+  /** Opens (or creates) the pipeline's log for writing; one writer at a time. */
+  open(options: BackendOptions): Promise<WalBackend>
+  /** The read-only view of the pipeline's log: it takes no lock and writes nothing. */
+  openSnapshot(options: SnapshotSourceOptions): Promise<WalSnapshotSource>
+}
 
 export interface WalFrame {
   readonly fsn: bigint
@@ -72,12 +82,39 @@ export interface BackendOptions {
   readonly logger: SlotLogger | undefined
 }
 
-export async function openBackend(storage: WalStorage, options: BackendOptions): Promise<WalBackend> {
-  switch (storage) {
-    case 'disk':
-      return openDiskBackend(options)
-    case 's3':
-    case 'clustered':
-      throw new WalStorageUnavailableError(storage)
-  }
+export interface SnapshotSourceOptions {
+  readonly pipeline: string
+  /** The pipeline's data directory, as given to open(). */
+  readonly dataDir: string
+}
+
+/**
+ * A reader's view of a log a writer may be changing. It has no state of its own: each call reads the
+ * storage as it is then. The snapshot reader (snapshot-reader.ts) reads the metadata before and after
+ * openLog() to know the epoch of the frames it got.
+ */
+export interface WalSnapshotSource {
+  /** Where the log lives, for messages. */
+  readonly location: string
+  /** The metadata record as stored now; undefined when absent or unreadable (the writer rewrites it). */
+  readMeta(): Promise<WalMeta | undefined>
+  /** The frames after the ack watermark as of now; a log never written is an empty one. */
+  openLog(): Promise<WalLogSnapshot>
+}
+
+/**
+ * The unacked frames of a log at one moment: a prefix of the log, up to the last frame stored whole when
+ * the read reaches it (a frame being appended is never returned in part). Landing and trimming under it
+ * do not disturb it.
+ */
+export interface WalLogSnapshot {
+  /** The ack watermark the frames follow; it may rise while frames() reads, which then steps over to it. */
+  readonly ackedFsn: bigint
+  /**
+   * The unacked frames from `fromFsn` on (default: all), in FSN order, each payload the caller's to keep.
+   * Pass only an FSN that follows frames an earlier snapshot read whole. Read it once; it closes the view.
+   */
+  frames(fromFsn?: bigint): AsyncIterable<WalFrame>
+  /** Releases what the view holds, without reading (frames() does when it ends). */
+  close(): Promise<void>
 }

@@ -3,13 +3,23 @@
  * the slot's sender id) and, beside it, `<pipeline>.wal-meta`: the epoch and the reset flag as JSON,
  * replaced atomically (temp file, fdatasync, rename, directory fsync), and `<pipeline>.wal-reserve`, the
  * room kept for landing on a full disk (room.ts). A full device is WAL_DISK_FULL, whether the room check
- * or a write found it; the slot's cap (WAL_MAX_TOTAL_BYTES) is its SF_BACKPRESSURE.
+ * or a write found it; the slot's cap (WAL_MAX_TOTAL_BYTES) is its SF_BACKPRESSURE. Its snapshot view is
+ * `openSlotSnapshot` of `@skippr/sf` and a read of the same metadata file: no lock, no writes.
  */
 import { constants } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import path from 'node:path'
-import { openSlot, type Payload, type Slot } from '@skippr/sf/slot'
-import type { BackendOptions, WalBackend, WalFrame, WalMeta } from './backend.js'
+import { openSlot, openSlotSnapshot, type Payload, type Slot } from '@skippr/sf/slot'
+import type {
+  BackendOptions,
+  SnapshotSourceOptions,
+  WalBackend,
+  WalBackendType,
+  WalFrame,
+  WalLogSnapshot,
+  WalMeta,
+  WalSnapshotSource,
+} from './backend.js'
 import { WalConfigError, WalCorruptError, WalDiskFullError } from './errors.js'
 import { isEpoch } from './frame.js'
 import { DiskRoom } from './room.js'
@@ -28,7 +38,7 @@ export async function removeDiskReserve(dataDir: string, pipeline: string): Prom
   await fsp.rm(path.join(dataDir, 'wal', `${slotName(pipeline)}${RESERVE_SUFFIX}`), { force: true })
 }
 
-export async function openDiskBackend(options: BackendOptions): Promise<WalBackend> {
+async function openDiskBackend(options: BackendOptions): Promise<WalBackend> {
   const sfDir = path.join(options.dataDir, 'wal')
   const senderId = slotName(options.pipeline)
   await fsp.mkdir(sfDir, { recursive: true })
@@ -135,13 +145,8 @@ class DiskBackend implements WalBackend {
 
   async readMeta(): Promise<WalMeta | undefined> {
     const file = this.metaFile()
-    let text: string
-    try {
-      text = await fsp.readFile(file, 'utf8')
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw e
-    }
+    const text = await readMetaText(file)
+    if (text === undefined) return undefined
     const meta = parseMeta(text)
     if (meta === undefined) {
       throw new WalCorruptError(file, `unreadable WAL metadata ${JSON.stringify(text.slice(0, 80))}`)
@@ -195,13 +200,45 @@ function isDiskFull(e: unknown): boolean {
   return false
 }
 
-/** The metadata record of the slot `senderId` under `sfDir`. */
-export function metaPath(sfDir: string, senderId: string): string {
+/** The lock-free view: the slot's snapshot and the metadata file, read as they are at each call. */
+async function openDiskSnapshot(options: SnapshotSourceOptions): Promise<WalSnapshotSource> {
+  const sfDir = path.join(options.dataDir, 'wal')
+  const senderId = slotName(options.pipeline)
+  const file = metaPath(sfDir, senderId)
+  return {
+    location: path.join(sfDir, senderId),
+    // Unreadable counts as absent for a reader: the writer rewrites it on open.
+    readMeta: async () => {
+      const text = await readMetaText(file)
+      return text === undefined ? undefined : parseMeta(text)
+    },
+    openLog: (): Promise<WalLogSnapshot> => openSlotSnapshot({ sfDir, senderId }),
+  }
+}
+
+/** WAL_STORAGE=disk: the log in `<dataDir>/wal/`. */
+export const diskWal: WalBackendType = {
+  name: 'disk',
+  open: openDiskBackend,
+  openSnapshot: openDiskSnapshot,
+}
+
+function metaPath(sfDir: string, senderId: string): string {
   return path.join(sfDir, `${senderId}${META_SUFFIX}`)
 }
 
+/** The metadata record's text; undefined when there is none. */
+async function readMetaText(file: string): Promise<string | undefined> {
+  try {
+    return await fsp.readFile(file, 'utf8')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw e
+  }
+}
+
 /** The metadata in a record's text, or undefined when it is not a valid record. */
-export function parseMeta(text: string): WalMeta | undefined {
+function parseMeta(text: string): WalMeta | undefined {
   try {
     const v = JSON.parse(text) as { version?: unknown; epoch?: unknown; resetting?: unknown }
     if (v.version !== 1 || typeof v.epoch !== 'string' || !isEpoch(v.epoch)) return undefined

@@ -22,16 +22,6 @@ export class WalConfigError extends WalError {
   }
 }
 
-/** The storage backend exists in the design but not in this build. */
-export class WalStorageUnavailableError extends WalError {
-  constructor(storage: string) {
-    super(
-      'WAL_STORAGE_UNAVAILABLE',
-      `WAL_STORAGE '${storage}' is not available in this build of @skippr/wal; use WAL_STORAGE=disk`,
-    )
-  }
-}
-
 /** A batch handed to commit() (or a chunk handed to the buffer) cannot be stored as given. */
 export class WalBatchInvalidError extends WalError {
   constructor(problem: string) {

@@ -1,7 +1,16 @@
-export type { WalBackend, WalFrame, WalMeta } from './backend.js'
+export type {
+  BackendOptions,
+  SnapshotSourceOptions,
+  WalBackend,
+  WalBackendType,
+  WalFrame,
+  WalLogSnapshot,
+  WalMeta,
+  WalSnapshotSource,
+} from './backend.js'
 export type { BatchBufferOptions, BufferChunk } from './buffer.js'
 export { BatchBuffer } from './buffer.js'
-export { removeDiskReserve, slotName } from './disk.js'
+export { diskWal, removeDiskReserve, slotName } from './disk.js'
 export {
   WalBatchInvalidError,
   WalClosedError,
@@ -12,7 +21,6 @@ export {
   WalFormatUnsupportedError,
   WalFullError,
   WalLandOrderError,
-  WalStorageUnavailableError,
 } from './errors.js'
 export { FORMAT_VERSION } from './frame.js'
 export type { WalSettings, WalSettingsInput, WalStorage } from './settings.js'

@@ -1,11 +1,13 @@
 /**
  * The buffering and WAL settings of one pipeline, resolved YAML → environment → default (a pipeline's
  * `buffer_threshold_*` and `wal_max_total_bytes` keys in skippr.yml win over the process-wide
- * variables). `WAL_STORAGE` and the other `WAL_*` file settings are environment-only, as the operator
- * docs say.
+ * variables). The other `WAL_*` file settings are environment-only, as the operator docs say.
+ * `WAL_STORAGE` is not read here: it picks the backend type, which is the caller's to choose (skipprd
+ * parses it), so it is parsed in one place.
  */
 import { WalConfigError } from './errors.js'
 
+/** The `WAL_STORAGE` values, as settings and messages name the storages. */
 export const WAL_STORAGES = ['disk', 's3', 'clustered'] as const
 export type WalStorage = (typeof WAL_STORAGES)[number]
 
@@ -32,7 +34,6 @@ export const MAX_BYTES_PER_FILE = 1024 * MiB
 const MAX_BUFFER_THRESHOLD_BYTES = 4096 * MiB - 1
 
 export interface WalSettings {
-  readonly storage: WalStorage
   readonly bufferThresholdBytes: number
   readonly bufferThresholdSeconds: number
   readonly bytesPerFile: number
@@ -71,7 +72,6 @@ export function resolveWalSettings(input: WalSettingsInput = {}): WalSettings {
     MAX_BYTES_PER_FILE,
   )
   return {
-    storage: parseStorage(env.WAL_STORAGE),
     bufferThresholdBytes,
     bufferThresholdSeconds: seconds(
       pick(yaml.buffer_threshold_seconds, 'buffer_threshold_seconds', env, 'BUFFER_THRESHOLD_SECONDS'),
@@ -88,13 +88,6 @@ export function resolveWalSettings(input: WalSettingsInput = {}): WalSettings {
       ' (at least two WAL files of WAL_BYTES_PER_FILE)',
     ),
   }
-}
-
-/** `WAL_STORAGE` (or the `storage` option of openWal): unset means disk. */
-export function parseStorage(value: string | undefined): WalStorage {
-  if (value === undefined || value === '') return 'disk'
-  if ((WAL_STORAGES as readonly string[]).includes(value)) return value as WalStorage
-  throw new WalConfigError('WAL_STORAGE', `unknown WAL_STORAGE '${value}': expected disk, s3 or clustered`)
 }
 
 interface Raw {

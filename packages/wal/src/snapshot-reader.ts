@@ -1,24 +1,19 @@
 /**
  * A read-only view of a pipeline's pending batches for another process — `skipprd query` and
- * `skipprd df` — while a sync may be writing the same WAL. It takes neither the slot lock nor the
- * writer lease and writes nothing; the writer cannot notice it. (Added beside the writer's files by
- * the query work; it uses the same batch assembly as `Wal.pending()`.)
+ * `skipprd df` — while a sync may be writing the same WAL. It takes neither the storage's lock nor
+ * the writer lease and writes nothing; the writer cannot notice it. It reads through the backend's
+ * snapshot view (`WalBackendType.openSnapshot`) and uses the same batch assembly as `Wal.pending()`.
  *
  * It sees a consistent snapshot: every batch committed after the last landed one, in commit order,
  * up to the last whole batch when the read reaches the log's end. A batch still being committed is
  * never seen in part (its batch frame is what makes it whole), and batches landed and trimmed while
- * it reads do not disturb it (see `openSlotSnapshot` in `@skippr/sf`). The epoch is read before and
- * after the log, so it is the epoch of the batches seen; while a reset is under way the snapshot is
- * empty.
+ * it reads do not disturb it (the backend's `WalLogSnapshot` keeps that promise). The epoch is read
+ * before and after the log, so it is the epoch of the batches seen; while a reset is under way the
+ * snapshot is empty.
  */
-import { readFile } from 'node:fs/promises'
-import path from 'node:path'
-import { openSlotSnapshot, type SlotSnapshot } from '@skippr/sf/slot'
 import { BatchAssembler } from './assemble.js'
-import type { WalMeta } from './backend.js'
-import { metaPath, parseMeta, slotName } from './disk.js'
-import { WalStorageUnavailableError } from './errors.js'
-import { parseStorage } from './settings.js'
+import type { WalBackendType, WalLogSnapshot } from './backend.js'
+import { diskWal } from './disk.js'
 import type { WalBatch } from './types.js'
 
 /** A reset rewrites the metadata twice in quick succession; a reader that keeps seeing it change waits it out. */
@@ -28,8 +23,8 @@ export interface WalSnapshotOptions {
   readonly pipeline: string
   /** The pipeline's data directory, as given to openWal(). */
   readonly dataDir: string
-  /** WAL_STORAGE: only `disk` can be read this way. */
-  readonly storage?: string
+  /** The storage the pipeline's WAL is in, as given to openWal() (default `diskWal`). */
+  readonly backend?: WalBackendType
 }
 
 export interface WalSnapshot {
@@ -53,35 +48,19 @@ export interface WalSnapshot {
 }
 
 export async function openWalSnapshot(options: WalSnapshotOptions): Promise<WalSnapshot> {
-  const storage = parseStorage(options.storage)
-  if (storage !== 'disk') throw new WalStorageUnavailableError(storage)
-  const sfDir = path.join(options.dataDir, 'wal')
-  const senderId = slotName(options.pipeline)
-  const metaFile = metaPath(sfDir, senderId)
+  const source = await (options.backend ?? diskWal).openSnapshot(options)
   for (let attempt = 1; ; attempt++) {
-    const before = await readMeta(metaFile)
-    const slot = await openSlotSnapshot({ sfDir, senderId })
-    const after = await readMeta(metaFile)
-    const location = path.join(sfDir, senderId)
+    const before = await source.readMeta()
+    const log = await source.openLog()
+    const after = await source.readMeta()
     if (before?.epoch === after?.epoch && !before?.resetting && !after?.resetting) {
-      return new Snapshot(options.pipeline, location, after?.epoch, slot)
+      return new Snapshot(options.pipeline, source.location, after?.epoch, log)
     }
-    await slot.close()
+    await log.close()
     // Still resetting (or a reset that died half-way, finished by the writer's next open): nothing is pending.
-    if (attempt === MAX_ATTEMPTS) return new Snapshot(options.pipeline, location, after?.epoch, undefined)
+    if (attempt === MAX_ATTEMPTS)
+      return new Snapshot(options.pipeline, source.location, after?.epoch, undefined)
   }
-}
-
-/** The WAL's metadata record (see disk.ts); unreadable counts as absent: the writer rewrites it on open. */
-async function readMeta(file: string): Promise<WalMeta | undefined> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw e
-  }
-  return parseMeta(text)
 }
 
 class Snapshot implements WalSnapshot {
@@ -90,24 +69,24 @@ class Snapshot implements WalSnapshot {
     private readonly location: string,
     readonly epoch: string | undefined,
     /** Undefined: a reset is under way, nothing is pending. */
-    private readonly slot: SlotSnapshot | undefined,
+    private readonly log: WalLogSnapshot | undefined,
   ) {}
 
   get landedSeq(): bigint {
-    return this.slot?.ackedFsn ?? 0n
+    return this.log?.ackedFsn ?? 0n
   }
 
   async *batches(afterSeq?: bigint): AsyncGenerator<WalBatch> {
-    if (this.slot === undefined) return
+    if (this.log === undefined) return
     const assembler = new BatchAssembler(this.pipeline, (fsn) => `${this.location} frame ${fsn}`)
     const from = afterSeq === undefined ? undefined : afterSeq + 1n
-    for await (const { fsn, payload } of this.slot.frames(from)) {
+    for await (const { fsn, payload } of this.log.frames(from)) {
       const batch = assembler.push(fsn, payload)
       if (batch !== undefined) yield batch
     }
   }
 
   async close(): Promise<void> {
-    await this.slot?.close()
+    await this.log?.close()
   }
 }

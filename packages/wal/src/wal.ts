@@ -15,16 +15,12 @@
  */
 import type { SlotLogger } from '@skippr/sf/slot'
 import { BatchAssembler } from './assemble.js'
-import { openBackend, type WalBackend, type WalMeta } from './backend.js'
+import type { WalBackend, WalBackendType, WalMeta } from './backend.js'
+import { diskWal } from './disk.js'
 import { WalClosedError, WalCorruptError, WalFullError, WalLandOrderError } from './errors.js'
 import { decodeFrame, encodeBatchFrames, mintEpoch } from './frame.js'
 import { DEFAULT_KEEP_FREE_BYTES, formatBytes } from './room.js'
-import {
-  DEFAULT_MAX_DELAY_SECONDS,
-  DEFAULT_MAX_TOTAL_BYTES,
-  parseStorage,
-  resolveWalSettings,
-} from './settings.js'
+import { DEFAULT_MAX_DELAY_SECONDS, DEFAULT_MAX_TOTAL_BYTES, resolveWalSettings } from './settings.js'
 import type { BatchIdentity, BatchInput, Offset, ResumePositions, WalBatch } from './types.js'
 
 /** Where the WAL's storage reports recovery findings and background failures (default: stderr). */
@@ -34,8 +30,11 @@ export interface WalOptions {
   readonly pipeline: string
   /** The pipeline's data directory (`data_dir`, else DATA_DIR, else ./data); the log is under `wal/`. */
   readonly dataDir: string
-  /** WAL_STORAGE: `disk` (default); `s3` and `clustered` are not in this build. */
-  readonly storage?: string
+  /**
+   * Where the log is stored (default `diskWal`). The caller picks it from its `WAL_STORAGE`: this package
+   * does not read that setting.
+   */
+  readonly backend?: WalBackendType
   /** Target size of one WAL file (WAL_BYTES_PER_FILE); a larger batch spans several. */
   readonly bytesPerFile?: number
   /** Seal a WAL file this long after its first write even if it is not full (WAL_MAX_DELAY_SECONDS). */
@@ -83,9 +82,8 @@ interface BatchMark {
 }
 
 export async function openWal(options: WalOptions): Promise<Wal> {
-  const storage = parseStorage(options.storage)
   const bytesPerFile = options.bytesPerFile ?? resolveWalSettings({ env: {} }).bytesPerFile
-  const backend = await openBackend(storage, {
+  const backend = await (options.backend ?? diskWal).open({
     pipeline: options.pipeline,
     dataDir: options.dataDir,
     bytesPerFile,

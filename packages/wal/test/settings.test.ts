@@ -6,7 +6,6 @@ const MiB = 1024 * 1024
 describe('resolveWalSettings', () => {
   it('uses the documented defaults', () => {
     expect(resolveWalSettings({ env: {} })).toEqual({
-      storage: 'disk',
       bufferThresholdBytes: 10_485_760,
       bufferThresholdSeconds: 60,
       bytesPerFile: 12.5 * MiB,
@@ -17,7 +16,6 @@ describe('resolveWalSettings', () => {
 
   it('takes the environment over the defaults', () => {
     const env = {
-      WAL_STORAGE: 's3',
       BUFFER_THRESHOLD_BYTES: '2000000',
       BUFFER_THRESHOLD_SECONDS: '2.5',
       WAL_BYTES_PER_FILE: '131072',
@@ -25,7 +23,6 @@ describe('resolveWalSettings', () => {
       WAL_MAX_TOTAL_BYTES: '1048576',
     }
     expect(resolveWalSettings({ env })).toEqual({
-      storage: 's3',
       bufferThresholdBytes: 2_000_000,
       bufferThresholdSeconds: 2.5,
       bytesPerFile: 131_072,
@@ -67,10 +64,13 @@ describe('resolveWalSettings', () => {
   })
 
   it('treats an empty variable as unset', () => {
-    expect(resolveWalSettings({ env: { WAL_STORAGE: '', BUFFER_THRESHOLD_BYTES: '' } })).toMatchObject({
-      storage: 'disk',
+    expect(resolveWalSettings({ env: { BUFFER_THRESHOLD_BYTES: '' } })).toMatchObject({
       bufferThresholdBytes: 10_485_760,
     })
+  })
+
+  it('leaves WAL_STORAGE to the caller, which picks the backend type from it', () => {
+    expect(resolveWalSettings({ env: { WAL_STORAGE: 'tape' } })).toEqual(resolveWalSettings({ env: {} }))
   })
 
   it('fails with one line naming the variable or key for a bad value', () => {
@@ -106,7 +106,6 @@ describe('resolveWalSettings', () => {
         { env: {}, yaml: { buffer_threshold_seconds: true } },
         'buffer_threshold_seconds must be a positive number',
       ],
-      [{ env: { WAL_STORAGE: 'tape' } }, "unknown WAL_STORAGE 'tape': expected disk, s3 or clustered"],
     ]
     for (const [input, message] of cases) {
       let error: unknown

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openWal, openWalSnapshot, slotName, type Wal, type WalBatch } from '../src/index.js'
+import { diskWalIn } from './support/backend.js'
 import { makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
 import { filePositions } from './support/positions.js'
 
@@ -102,6 +103,26 @@ describe('openWalSnapshot', () => {
     const seen: WalBatch[] = []
     for await (const b of after.batches()) seen.push(b)
     expect(seen).toEqual([])
+  })
+
+  it('reads through the backend it is given', async () => {
+    const elsewhere = await fsp.mkdtemp(path.join(os.tmpdir(), 'skippr-wal-snap-elsewhere-'))
+    try {
+      const backend = diskWalIn(elsewhere)
+      const positions = filePositions(path.join(dataDir, 'positions'))
+      const wal = await openWal({ pipeline: 'bikehire', dataDir, positions, backend })
+      const id = await wal.commit(makeBatch(1))
+      const snapshot = await openWalSnapshot({ pipeline: 'bikehire', dataDir, backend })
+      expect(snapshot.epoch).toBe(wal.epoch)
+      const seen: WalBatch[] = []
+      for await (const b of snapshot.batches()) seen.push(b)
+      expect(seen.map((b) => b.id)).toEqual([id])
+      // The default backend looks in dataDir, where this WAL is not.
+      expect(await snapshotOf()).toEqual([])
+      await wal.close()
+    } finally {
+      await fsp.rm(elsewhere, { recursive: true, force: true })
+    }
   })
 
   it('continues after a batch an earlier snapshot returned, stepping over the log before it', async () => {

@@ -12,6 +12,7 @@ import {
   type Wal,
   type WalBatch,
 } from '../src/index.js'
+import { diskWalIn } from './support/backend.js'
 import { digested, encodeFrames, makeBatch, offsetK, SMALL_FILE_BYTES } from './support/batches.js'
 import { filePositions } from './support/positions.js'
 
@@ -346,15 +347,22 @@ describe('openWal (disk)', () => {
     expect((await pendingOf(b)).map((x) => x.offset)).toEqual([{ k: 2 }])
   })
 
-  it('fails with one line for an unknown storage, and names the missing ones', async () => {
-    const positions = filePositions(positionsFile())
-    await expect(openWal({ pipeline: 'p', dataDir, storage: 'tape', positions })).rejects.toMatchObject({
-      code: 'WAL_CONFIG_INVALID',
-      message: "unknown WAL_STORAGE 'tape': expected disk, s3 or clustered",
-    })
-    await expect(openWal({ pipeline: 'p', dataDir, storage: 's3', positions })).rejects.toMatchObject({
-      code: 'WAL_STORAGE_UNAVAILABLE',
-    })
+  it('keeps its log in the backend it is given, and opens it there again', async () => {
+    const elsewhere = await fsp.mkdtemp(path.join(os.tmpdir(), 'skippr-wal-elsewhere-'))
+    try {
+      const backend = diskWalIn(elsewhere)
+      const positions = filePositions(positionsFile())
+      let wal = await openWal({ pipeline: 'p', dataDir, positions, backend })
+      const id = await wal.commit(makeBatch(1))
+      await wal.close()
+      expect(await fsp.readdir(elsewhere)).toEqual(['wal'])
+      expect(await fsp.readdir(dataDir)).not.toContain('wal')
+      wal = await openWal({ pipeline: 'p', dataDir, positions, backend })
+      expect((await pendingOf(wal)).map((b) => b.id)).toEqual([id])
+      await wal.close()
+    } finally {
+      await fsp.rm(elsewhere, { recursive: true, force: true })
+    }
   })
 
   it('refuses use after close', async () => {

@@ -34,6 +34,7 @@ function parseOptions(argv: string[]): ChaosOptions {
       'run-timeout': { type: 'string', default: '300' },
       'pg-url': { type: 'string', default: process.env.SKIPPR_TEST_PG_URL ?? DEFAULT_PG_URL },
       'amqp-url': { type: 'string', default: process.env.SKIPPR_TEST_AMQP_URL ?? DEFAULT_AMQP_URL },
+      'host-loss': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
     },
   })
@@ -64,6 +65,7 @@ function parseOptions(argv: string[]): ChaosOptions {
     runTimeoutSeconds: count('--run-timeout', values['run-timeout'], 1),
     pgUrl: values['pg-url'],
     amqpUrl: values['amqp-url'],
+    hostLoss: values['host-loss'],
     keep: values.keep,
   }
 }
@@ -91,6 +93,7 @@ function printReport(options: ChaosOptions, report: ChaosReport): void {
     .map(([point, n]) => `${point} ${n}`)
     .join(', ')
   console.log(`sink:      ${options.sink} (${report.destination})`)
+  if (report.hosts) console.log(`hosts:     ${report.hosts}`)
   console.log(`rows:      ${report.sourceRows} (steps of ${options.rows}, data seed ${options.dataSeed})`)
   if (report.refused) printRefused(report.refused)
   if (report.extraCopies !== undefined)

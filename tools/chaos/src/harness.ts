@@ -22,6 +22,7 @@ import { azureBlobDestination } from './destination-azure-blob.js'
 import { clickhouseDestination } from './destination-clickhouse.js'
 import { s3Destination } from './destination-s3.js'
 import { sftpDestination } from './destination-sftp.js'
+import { type HostLoss, startHostLoss } from './host-loss.js'
 import { type RunOutcome, runSync, skipprdCli } from './skipprd.js'
 import type { RefusedCounts } from './verify-refused.js'
 
@@ -55,6 +56,8 @@ export interface ChaosOptions {
   readonly pgUrl: string
   /** The broker of the `amqp` sink (an exchange and queue are made for the run). */
   readonly amqpUrl: string
+  /** Every run on a new host: the WAL in S3, the state in DynamoDB, the data dir deleted (host-loss.ts). */
+  readonly hostLoss: boolean
   /** Keep the working dir and the PostgreSQL schema, e.g. to look at a failure. */
   readonly keep: boolean
   readonly onRun?: (run: RunRecord) => void
@@ -82,6 +85,8 @@ export interface ChaosReport {
   readonly elapsedMs: number
   readonly workDir: string
   readonly destination: string
+  /** With `hostLoss`: where the WAL and the state were. */
+  readonly hosts?: string
   /** With `refused`: where the file's rows are, once the last run completed. */
   readonly refused?: RefusedCounts
   /** Into an at-least-once destination: rows landed again by retries, removed by their part key. */
@@ -91,6 +96,7 @@ export interface ChaosReport {
 }
 
 const PIPELINE = 'bikehire'
+const DATA_DIR = 'data'
 /** A healthy restart after a kill succeeds; this many failures in a row means something is broken. */
 const MAX_CONSECUTIVE_FAILURES = 3
 
@@ -99,6 +105,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const cliPath = skipprdCli()
   const workDir = await mkdtemp(path.join(os.tmpdir(), `skippr-chaos-${options.sink}-`))
   const destination = await openDestination(options, workDir)
+  const hosts = options.hostLoss ? await startHostLoss() : undefined
   const source = chaosSource(options, workDir, PIPELINE)
   const configPath = path.join(workDir, 'skippr.yml')
   const problems: string[] = []
@@ -115,18 +122,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   try {
     await source.prepare(destination)
     await source.grow(0, sourceRows)
-    await writeFile(configPath, skipprYml(options, source, destination, sourceRows))
+    await writeFile(configPath, skipprYml(options, source, destination, sourceRows, hosts))
     while (!completed) {
       const chaos = runs < options.maxRuns
       const outcome = await runSync({
         cliPath,
         configPath,
         pipeline: PIPELINE,
-        env: childEnv(options, destination, chaos ? `${options.chaosSeed}:${runs}` : undefined),
+        env: {
+          ...childEnv(options, destination, chaos ? `${options.chaosSeed}:${runs}` : undefined),
+          ...hosts?.env,
+        },
         logFile: path.join(workDir, 'runs.log'),
         timeoutMs: options.runTimeoutSeconds * 1000,
       })
       runs++
+      await hosts?.forget(path.join(workDir, DATA_DIR))
       options.onRun?.({ run: runs, chaos, sourceRows, outcome })
       if (outcome.kind === 'killed') {
         kills++
@@ -142,7 +153,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         consecutiveFailures = 0
         await source.grow(sourceRows, sourceRows + options.rows)
         sourceRows += options.rows
-        await writeFile(configPath, skipprYml(options, source, destination, sourceRows))
+        await writeFile(configPath, skipprYml(options, source, destination, sourceRows, hosts))
       } else {
         completed = true
       }
@@ -162,6 +173,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       )
   } finally {
     await destination.dispose({ keep: options.keep })
+    await hosts?.stop()
     if (problems.length === 0 && !options.keep) await rm(workDir, { recursive: true, force: true })
   }
   return {
@@ -176,6 +188,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     elapsedMs: performance.now() - started,
     workDir,
     destination: destination.label,
+    ...(hosts && { hosts: hosts.label }),
     ...(refused && { refused }),
     ...(extraCopies !== undefined && { extraCopies }),
     ...(objects !== undefined && { objects }),
@@ -208,10 +221,12 @@ function skipprYml(
   source: ChaosSource,
   destination: Destination,
   rows: number,
+  hosts: HostLoss | undefined,
 ): string {
   // The deadletter sink is the data sink's database (and schema): the harder case, both tables
   // and their landed-batch records side by side (connector-api's deadletter.ts).
   return stringify({
+    ...(hosts && { skippr: hosts.skipprSection }),
     data_sources: { source: source.entry(rows) },
     data_sinks: { warehouse: destination.sink },
     ...(source.deadletters && { deadletter_sinks: { rejects: destination.sink } }),
@@ -220,7 +235,7 @@ function skipprYml(
         data_source: 'data_sources.source',
         data_sink: 'data_sinks.warehouse',
         ...(source.deadletters && { deadletter_sink: 'deadletter_sinks.rejects' }),
-        data_dir: './data',
+        data_dir: `./${DATA_DIR}`,
         buffer_threshold_bytes: options.bufferBytes,
       },
     },

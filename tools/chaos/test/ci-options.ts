@@ -24,6 +24,7 @@ export function ciOptions(sink: SinkKind): ChaosOptions {
     runTimeoutSeconds: 120,
     pgUrl: process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     amqpUrl: process.env.SKIPPR_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+    hostLoss: false,
     keep: false,
   }
 }

@@ -6,6 +6,8 @@ export {
   type StoredObject,
   startConditionalS3,
 } from './conditional-s3.js'
+export { type DynaliteServer, startDynalite } from './dynalite.js'
+export { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js'
 export { freePorts } from './ports.js'
 export { type S3Server, startS3rver } from './s3rver.js'
 export { type SshServer, startSshd } from './sshd.js'

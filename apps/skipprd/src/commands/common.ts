@@ -36,6 +36,7 @@ export interface GlobalOptions {
   readonly walS3Bucket?: string
   readonly storeType?: string
   readonly storeName?: string
+  readonly createStore?: boolean
 }
 
 /** Failures the operator fixes in skippr.yml, .env or the environment. */
@@ -125,6 +126,7 @@ export async function runCommand(
       walS3Bucket: options.walS3Bucket,
       storeType: options.storeType,
       storeName: options.storeName,
+      createStore: options.createStore,
     }
     return await work({ file, cwd, flags, logger, redactor, out, err, stop: stopping.signal, stdout })
   } catch (error) {

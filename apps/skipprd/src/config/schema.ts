@@ -80,11 +80,38 @@ export const skipprSectionSchema = v.strictObject({
   workspace: v.optional(v.pipe(v.string(), v.description('Namespace for saved state (default "default")'))),
   store: v.optional(
     v.strictObject({
-      type: v.optional(v.pipe(v.string(), v.description('State store type: sled (embedded, the default)'))),
+      type: v.optional(
+        v.pipe(v.string(), v.description('State store type: sled (embedded, the default) or dynamodb')),
+      ),
       name: v.optional(v.pipe(v.string(), v.description('Table name for the dynamodb state store'))),
+      endpoint: v.optional(
+        v.pipe(
+          v.string(),
+          v.description(
+            'DynamoDB endpoint URL, when not the region default (else AWS_ENDPOINT_URL_DYNAMODB)',
+          ),
+        ),
+      ),
+      create: v.optional(
+        v.pipe(
+          v.boolean(),
+          v.description("Create the dynamodb store's table when it is missing (--create-store)"),
+        ),
+      ),
     }),
   ),
-  wal_s3_bucket: v.optional(v.pipe(v.string(), v.description('WAL bucket for WAL_STORAGE=s3'))),
+  wal_s3_bucket: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('WAL bucket for WAL_STORAGE=s3, optionally with a prefix: bucket/prefix'),
+    ),
+  ),
+  wal_s3_endpoint: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('S3 endpoint URL for the WAL, when not the region default (else AWS_ENDPOINT_URL_S3)'),
+    ),
+  ),
 })
 
 /**

@@ -21,6 +21,18 @@ export interface RuntimeFlags {
   readonly walS3Bucket?: string | undefined
   readonly storeType?: string | undefined
   readonly storeName?: string | undefined
+  /** `--create-store`: create the state store's table when it is missing. */
+  readonly createStore?: boolean | undefined
+}
+
+/** Which state store, as asked for; `state-store.ts` says whether it is known and opens it. */
+export interface StoreSettings {
+  readonly type: string
+  readonly name: string | undefined
+  readonly endpoint: string | undefined
+  readonly create: boolean
+  /** Where the config file is: a store's package is looked for there first, as connectors are. */
+  readonly packageDir: string
 }
 
 export interface PipelineSettings {
@@ -39,7 +51,11 @@ export interface PipelineSettings {
   readonly walMaxTotalBytes?: number | undefined
   /** As asked for: `walBackend` (wal-storage.ts) says whether this build has it. */
   readonly walStorage: WalStorage
-  readonly store: { readonly type: string; readonly name: string | undefined }
+  /** `skippr.wal_s3_bucket`, `--wal-s3-bucket`, `SKIPPR_WAL_S3_BUCKET`, else `SKIPPR_S3_BUCKET`. */
+  readonly walS3Bucket?: string | undefined
+  /** `skippr.wal_s3_endpoint`: an S3-compatible server, else the SDK's (`AWS_ENDPOINT_URL_S3`). */
+  readonly walS3Endpoint?: string | undefined
+  readonly store: StoreSettings
   readonly workspace: string
 }
 
@@ -71,9 +87,18 @@ export function pipelineSettings(
     bufferThresholdSeconds: pipeline.buffer_threshold_seconds,
     walMaxTotalBytes: pipeline.wal_max_total_bytes,
     walStorage: walStorage(flags.walStorage, env, once),
+    walS3Bucket:
+      file.data.skippr?.wal_s3_bucket ??
+      flags.walS3Bucket ??
+      (env.SKIPPR_WAL_S3_BUCKET || undefined) ??
+      (env.SKIPPR_S3_BUCKET || undefined),
+    walS3Endpoint: file.data.skippr?.wal_s3_endpoint,
     store: {
       type: file.data.skippr?.store?.type ?? flags.storeType ?? env.SKIPPR_STORE_TYPE ?? 'sled',
       name: file.data.skippr?.store?.name ?? flags.storeName ?? env.SKIPPR_STORE_NAME,
+      endpoint: file.data.skippr?.store?.endpoint,
+      create: file.data.skippr?.store?.create ?? flags.createStore ?? false,
+      packageDir: file.dir,
     },
     workspace: file.data.skippr?.workspace ?? 'default',
   }

@@ -1,8 +1,9 @@
 /**
  * `WAL_STORAGE` / `--wal-storage`: where the WAL lives, which destinations that place accepts, and
- * which places this build has. Clustered storage keeps a second copy of the WAL on a peer, so a
- * batch can be landed by either node; only destinations whose retries cannot duplicate rows are
- * safe behind it (the README's "Guarantee tiers").
+ * which places this build has. This is the one place that parses it: @skippr/wal does not read the
+ * variable, it takes the backend type walBackend() (runner/wal-backend.ts) picks. Clustered storage keeps a second copy of
+ * the WAL on a peer, so a batch can be landed by either node; only destinations whose retries cannot
+ * duplicate rows are safe behind it (the README's "Guarantee tiers").
  */
 import type { Guarantee } from '@skippr/connector-api'
 import type { WalStorage } from '@skippr/wal'
@@ -39,13 +40,4 @@ export function checkDestinationsFit(storage: WalStorage, destinations: readonly
   if (storage !== 'clustered') return
   const unfit = destinations.find((d) => !CLUSTERED_TIERS.includes(d.guarantee))
   if (unfit) throw new WalStorageRefusesSinkError(unfit.where, unfit.type, unfit.guarantee)
-}
-
-/** The WAL backend to open. Only `disk` is in this build; the others fail with the reason. */
-export function walBackend(storage: WalStorage): 'disk' {
-  if (storage !== 'disk')
-    throw new WalStorageUnavailableError(
-      `WAL_STORAGE=${storage} is not available in this build: use WAL_STORAGE=disk (the default) with a persistent DATA_DIR`,
-    )
-  return storage
 }

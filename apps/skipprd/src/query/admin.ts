@@ -17,6 +17,7 @@ import {
   type NamespaceCounts,
 } from '@skippr/state'
 import { openWal, removeDiskReserve } from '@skippr/wal'
+import { walBackend } from '../runner/wal-backend.js'
 import { setBatchAside } from './batch-aside.js'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
 import { NamespaceNotFoundError, PipelineBusyError } from './errors.js'
@@ -110,7 +111,7 @@ async function resetPipeline(pipeline: PipelineHandle): Promise<void> {
   const wal = await openWal({
     pipeline: settings.name,
     dataDir: settings.dataDir,
-    storage: settings.walStorage,
+    backend: walBackend(settings, pipeline.state),
     // Reset saves `undefined`: forgetting the position. The lease keeps any other writer out meanwhile.
     positions: { load: () => state.getResumeOffset(), save: () => state.reset() },
   })
@@ -129,7 +130,7 @@ async function describePipeline(pipeline: PipelineHandle): Promise<unknown> {
     state.getLastRun(),
     state.listSchemas(),
     state.getResumeOffset(),
-    summarisePending(settings),
+    summarisePending(pipeline),
     state.landingFailures.read(),
   ])
   const running = lease?.live === true
@@ -204,7 +205,7 @@ async function stats(pipeline: PipelineHandle, namespace: string | undefined): P
   const [schemas, counters, pending] = await Promise.all([
     state.listSchemas(),
     pipeline.state.counters.read(),
-    summarisePending(settings),
+    summarisePending(pipeline),
   ])
   const known = [
     ...new Set([...schemas.map((s) => s.namespace), ...counters.keys(), ...pending.namespaces.keys()]),

@@ -20,6 +20,7 @@ import {
   wholeBatchDeadletters,
 } from '../runner/deadletters.js'
 import { resumePositions } from '../runner/pipeline-run.js'
+import { walBackend } from '../runner/wal-backend.js'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
 import { BatchAsideError } from './errors.js'
 
@@ -38,7 +39,7 @@ export async function setBatchAside(
   const wal = await openWal({
     pipeline: name,
     dataDir: settings.dataDir,
-    storage: settings.walStorage,
+    backend: walBackend(settings, pipeline.state),
     positions: resumePositions(state, lease.token),
   })
   try {

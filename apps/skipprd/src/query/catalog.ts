@@ -5,7 +5,7 @@
  * this process read while a sync writes.
  */
 import type { Sink } from '@skippr/connector-api'
-import { openStateStore, type PipelineState, type StateStore } from '@skippr/state'
+import type { PipelineState, StateStore } from '@skippr/state'
 import type { Logger } from 'pino'
 import type { ConfigFile } from '../config/load.js'
 import {
@@ -14,9 +14,10 @@ import {
   pipelineSettings,
   type RuntimeFlags,
 } from '../config/settings.js'
-import { walBackend } from '../config/wal-storage.js'
 import { resolveSink } from '../connectors.js'
 import { connectorLogger } from '../logging.js'
+import { openPipelineStore } from '../runner/state-store.js'
+import { checkWalStorage } from '../runner/wal-backend.js'
 
 export interface PipelineHandle {
   readonly settings: PipelineSettings
@@ -44,7 +45,7 @@ export class PipelineCatalog {
   /** Settings only (no store opened); `Pipeline '<name>' not found` for a name not in skippr.yml. */
   settings(name: string): PipelineSettings {
     const settings = pipelineSettings(this.file, name, this.flags, this.cwd, false)
-    walBackend(settings.walStorage)
+    checkWalStorage(settings)
     return settings
   }
 
@@ -53,11 +54,7 @@ export class PipelineCatalog {
     const key = `${settings.dataDir}\u0000${settings.store.type}\u0000${settings.workspace}`
     let store = this.stores.get(key)
     if (store === undefined) {
-      store = openStateStore({
-        type: settings.store.type,
-        dataDir: settings.dataDir,
-        workspace: settings.workspace,
-      })
+      store = openPipelineStore(settings)
       this.stores.set(key, store)
     }
     const opened = await store

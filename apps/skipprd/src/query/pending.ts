@@ -5,7 +5,8 @@
  */
 import type { BatchIdentity, JsonValue } from '@skippr/connector-api'
 import { openWalSnapshot } from '@skippr/wal'
-import type { PipelineSettings } from '../config/settings.js'
+import { walBackend } from '../runner/wal-backend.js'
+import type { PipelineHandle } from './catalog.js'
 
 export interface PendingTotals {
   readonly rows: number
@@ -33,11 +34,12 @@ export interface PendingSummary {
   readonly oldest: readonly PendingBatch[]
 }
 
-export async function summarisePending(settings: PipelineSettings): Promise<PendingSummary> {
+export async function summarisePending(pipeline: PipelineHandle): Promise<PendingSummary> {
+  const { settings } = pipeline
   const snapshot = await openWalSnapshot({
     pipeline: settings.name,
     dataDir: settings.dataDir,
-    storage: settings.walStorage,
+    backend: walBackend(settings, pipeline.state),
   })
   const namespaces = new Map<string, PendingTotals>()
   let batches = 0

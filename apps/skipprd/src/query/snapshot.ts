@@ -23,6 +23,7 @@ import { columnType, createDatabaseFile, ident, literal } from '@skippr/sink-duc
 import type { SavedSchema } from '@skippr/state'
 import { openWalSnapshot, slotName, type WalSnapshot } from '@skippr/wal'
 import type { PipelineSettings } from '../config/settings.js'
+import { walBackend } from '../runner/wal-backend.js'
 import type { PipelineHandle } from './catalog.js'
 import { insertSql, SchemaVersions, SEQ_COLUMN, WalBatchFiles } from './load.js'
 
@@ -81,7 +82,7 @@ export class WalTables {
     const snapshot = await openWalSnapshot({
       pipeline: settings.name,
       dataDir: settings.dataDir,
-      storage: settings.walStorage,
+      backend: walBackend(settings, pipeline.state),
     })
     try {
       // Read after the snapshot opened: a schema is saved before the rows that use it are committed.

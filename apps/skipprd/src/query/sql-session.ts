@@ -4,8 +4,6 @@
  * pipelines are brought up to a fresh snapshot, so a statement sees the batches committed by the
  * time it started — each pipeline consistently — and nothing of a batch still being committed.
  */
-import { existsSync } from 'node:fs'
-import path from 'node:path'
 import {
   type DuckDBConnection,
   DuckDBInstance,
@@ -14,10 +12,10 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api'
 import { ident } from '@skippr/sink-duckdb'
-import { STATE_DIR_NAME } from '@skippr/state'
 import type { Logger } from 'pino'
 import type { ConfigFile } from '../config/load.js'
 import type { RuntimeFlags } from '../config/settings.js'
+import { neverRanHere } from '../runner/state-store.js'
 import { runAdmin } from './admin.js'
 import { PipelineCatalog } from './catalog.js'
 import { QueryFailedError } from './errors.js'
@@ -106,7 +104,7 @@ export class QuerySession {
     for (const name of names) {
       const settings = this.catalog.settings(name)
       // A pipeline that never ran has no saved state: nothing to show, and nothing to create for it.
-      if (!existsSync(path.join(settings.dataDir, STATE_DIR_NAME))) {
+      if (neverRanHere(settings)) {
         await this.conn.run(`CREATE SCHEMA IF NOT EXISTS memory.${ident(name)}`)
         continue
       }

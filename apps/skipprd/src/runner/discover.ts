@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto'
 import { addedFields, evolveSchema, type NamespaceSchema } from '@skippr/connector-api'
-import { type JsonValue, openStateStore, type PipelineState } from '@skippr/state'
+import type { JsonValue, PipelineState } from '@skippr/state'
 import type { Logger } from 'pino'
 import { SourceFailedError } from '../errors.js'
 import { connectorLogger } from '../logging.js'
 import type { ResolvedPipeline } from './session.js'
+import { openPipelineStore } from './state-store.js'
 
 /** Every event names its pipeline and the run, as sync's events do (`run_id`). */
 export type DiscoverEvent = { readonly pipeline: string; readonly runId: string } & (
@@ -39,11 +40,7 @@ export async function discoverPipeline(options: DiscoverOptions): Promise<Namesp
   const runId = randomUUID()
   const logger = options.logger.child({ pipeline, run_id: runId })
   options.listener({ type: 'discover_start', pipeline, runId })
-  const store = await openStateStore({
-    type: settings.store.type,
-    dataDir: settings.dataDir,
-    workspace: settings.workspace,
-  })
+  const store = await openPipelineStore(settings)
   try {
     const state = store.pipeline(pipeline)
     const context = {

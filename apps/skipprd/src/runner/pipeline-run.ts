@@ -25,7 +25,7 @@ import {
   type Source,
   type SourceDefinition,
 } from '@skippr/connector-api'
-import { isLocalOwnerGone, localOwnerId, openStateStore, type PipelineState } from '@skippr/state'
+import { isLocalOwnerGone, localOwnerId, type PipelineState } from '@skippr/state'
 import {
   BatchBuffer,
   type BatchInput,
@@ -46,6 +46,8 @@ import { deadletterChunk } from './deadletters.js'
 import { RunProgress, type SyncListener } from './events.js'
 import { Lander } from './lander.js'
 import { SchemaRegistry } from './schemas.js'
+import { openPipelineStore } from './state-store.js'
+import { walBackend } from './wal-backend.js'
 
 /** How long a stopped long-running sync goes on landing the batches it committed. */
 const STOP_GRACE_MS = 10_000
@@ -89,11 +91,7 @@ export type PipelineRunResult =
 
 export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunResult> {
   const { settings } = options
-  const store = await openStateStore({
-    type: settings.store.type,
-    dataDir: settings.dataDir,
-    workspace: settings.workspace,
-  })
+  const store = await openPipelineStore(settings)
   try {
     const state = store.pipeline(settings.name)
     const skip = await skipReason(state, options)
@@ -174,7 +172,7 @@ async function runSync(state: PipelineState, options: PipelineRunOptions): Promi
     const wal = await openWal({
       pipeline,
       dataDir: settings.dataDir,
-      storage: settings.walStorage,
+      backend: walBackend(settings, state),
       bytesPerFile: walSettings.bytesPerFile,
       maxDelaySeconds: walSettings.maxDelaySeconds,
       positions: resumePositions(state, lease.token),

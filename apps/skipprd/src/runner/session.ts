@@ -5,7 +5,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ConfigError, hasCode, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
-import { parseStoreType } from '@skippr/state'
 import { resolveWalSettings, type WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
@@ -17,12 +16,14 @@ import {
   pipelineSettings,
   type RuntimeFlags,
 } from '../config/settings.js'
-import { checkDestinationsFit, type DestinationTier, walBackend } from '../config/wal-storage.js'
+import { checkDestinationsFit, type DestinationTier } from '../config/wal-storage.js'
 import { type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
 import type { Redactor } from '../redact.js'
 import { createChaos, noChaos } from './chaos.js'
 import type { SyncListener } from './events.js'
 import { type PipelineRunResult, runPipeline } from './pipeline-run.js'
+import { checkStoreType } from './state-store.js'
+import { checkWalStorage } from './wal-backend.js'
 
 /** Every-pipeline mode without --once looks again this often. */
 export const RECHECK_SECONDS = 10
@@ -57,7 +58,7 @@ export async function resolvePipeline(
 ): Promise<ResolvedPipeline> {
   const { file } = environment
   const settings = pipelineSettings(file, name, environment.flags, environment.cwd, once)
-  parseStoreType(settings.store.type)
+  checkStoreType(settings.store)
   const { sinkEntry, deadletterSinkEntry } = settings
   const [source, sink, deadletterSink] = await Promise.all([
     resolveSource(file, settings.sourceEntry),
@@ -71,7 +72,7 @@ export async function resolvePipeline(
     ...(sink ? [destinationTier('data_sinks', sink)] : []),
     ...(deadletterSink ? [destinationTier('deadletter_sinks', deadletterSink)] : []),
   ])
-  walBackend(settings.walStorage)
+  checkWalStorage(settings)
   return { settings, wal: walSettings(file, settings), source, sink, deadletterSink }
 }
 
@@ -88,7 +89,7 @@ function walSettings(file: ConfigFile, settings: PipelineSettings): WalSettings 
         buffer_threshold_seconds: settings.bufferThresholdSeconds,
         wal_max_total_bytes: settings.walMaxTotalBytes,
       },
-      env: { ...file.env, WAL_STORAGE: settings.walStorage },
+      env: file.env,
     })
   } catch (error) {
     const setting = (error as { setting?: unknown }).setting

@@ -71,7 +71,7 @@ export function harness(
     bufferThresholdBytes: 64,
     bufferThresholdSeconds: 60,
     walStorage: 'disk',
-    store: { type: 'sled', name: undefined },
+    store: { type: 'sled', name: undefined, endpoint: undefined, create: false, packageDir: dataDir },
     workspace: 'default',
   }
   const sourceDefinition: SourceDefinition = {
