@@ -19,7 +19,7 @@ const ROWS = 1200
 const REFERENCE = '${WAREHOUSE_URL}'
 /** What a sync that lost the pipeline to another says, whichever guard stopped it. */
 const FENCED_OUT =
-  /^\[skippr\] sync failed: (pipeline writer lease lost: pipeline 'bikehire' token 1 was taken over by |WAL s3:\/\/wal\/cli\/\S+: another sync opened this pipeline's WAL after this one|write refused: fencing token 1 for pipeline 'bikehire' is stale )/
+  /^\[skippr\] sync failed: (pipeline writer lease lost: pipeline 'bikehire' token 1 was taken over by |WAL s3:\/\/wal\/cli\/\S+: another sync opened this pipeline's WAL after this one|pipeline writer lease lost: pipeline 'bikehire' token 1 had no successful heartbeat for |write refused: fencing token 1 for pipeline 'bikehire' is stale )/
 
 let s3: S3Server
 let dynamo: DynaliteServer
@@ -187,8 +187,8 @@ describe('WAL_STORAGE=s3 with the dynamodb state store', () => {
       a.kill('SIGCONT')
       // A finds its lease gone and stops: whatever it does from there is fenced out.
       expect(await exitedA).not.toBe(0)
-      // Which guard stops it first depends on where it was: the lease's heartbeat, the WAL's
-      // record, or the destination's fence check. Each says another writer took over.
+      // Which guard stops it first depends on where it was: the lease (taken over, or its own
+      // heartbeat too long ago), the WAL's record, or the fence check. Each says it lost the pipeline.
       expect(stderrA.trimEnd().split('\n')).toHaveLength(1)
       expect(stderrA).toMatch(FENCED_OUT)
       const landedByB = await b

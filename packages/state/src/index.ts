@@ -27,6 +27,7 @@ export {
   type Lease,
   type LeaseClock,
   type LeaseInfo,
+  type LeaseWatch,
   systemClock,
 } from './lease.js'
 export { LmdbBackend } from './lmdb-backend.js'

@@ -54,6 +54,17 @@ export interface AcquireLeaseOptions {
   readonly isHolderGone?: (owner: string) => boolean
   /** Default the system clocks; tests give a process a skewed wall clock. */
   readonly clock?: LeaseClock
+  /**
+   * What this process has seen of a held lease, kept by the caller between attempts: a process
+   * that tries a pipeline now and then without waiting (every-pipeline mode) takes over a dead
+   * holder's lease once it has seen it unchanged for the TTL across its attempts.
+   */
+  readonly watch?: LeaseWatch
+}
+
+/** A waiter's view of a held lease: its record version, and when (monotonic) it was first seen. */
+export interface LeaseWatch {
+  seen?: { readonly version: number; readonly at: number } | undefined
 }
 
 export interface LeaseClock {
@@ -129,7 +140,7 @@ export async function acquireLease(
   const clock = options.clock ?? systemClock
   const started = clock.monotonic()
   /** The held record's version as first seen, and when: the takeover clock. */
-  let seen: { readonly version: number; readonly at: number } | undefined
+  const watch: LeaseWatch = options.watch ?? {}
   for (;;) {
     const outcome = await updateKey<AcquireOutcome>(backend, key, (current) => {
       const now = clock.monotonic()
@@ -140,8 +151,9 @@ export async function acquireLease(
         !held.released &&
         !options.isHolderGone?.(held.owner)
       ) {
-        if (seen?.version !== current.version) seen = { version: current.version, at: now }
-        if (now - seen.at < held.ttlMs) return { result: { held, expiresAt: seen.at + held.ttlMs } }
+        if (watch.seen?.version !== current.version) watch.seen = { version: current.version, at: now }
+        const { at } = watch.seen
+        if (now - at < held.ttlMs) return { result: { held, expiresAt: at + held.ttlMs } }
       }
       const token = held === undefined ? 1n : BigInt(held.token) + 1n
       const record: LeaseRecord = {
@@ -154,6 +166,7 @@ export async function acquireLease(
       return { write: record, result: { token, writeStartedAt: now } }
     })
     if (!('held' in outcome)) {
+      watch.seen = undefined
       return new Lease({
         ...options,
         clock,

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   LEASE_LOST,
   LEASE_UNAVAILABLE,
+  type LeaseWatch,
   LmdbBackend,
   openStateStore,
   type PipelineState,
@@ -203,6 +204,21 @@ describe('writer lease', () => {
     expect(onLost.mock.calls[0]?.[0]).toMatchObject({ code: LEASE_LOST })
     expect(holder.isValid()).toBe(false)
     hung.resume()
+  })
+
+  it('takes over, across attempts that do not wait, a lease it has seen unchanged for the TTL', async () => {
+    const p = await pipeline()
+    const dead = await p.acquireLease({ owner: 'dead', ttlMs: TTL, heartbeatIntervalMs: 0 })
+    const watch: LeaseWatch = {}
+    const attempt = (w?: LeaseWatch) =>
+      p.acquireLease({ owner: 'fleet', waitMs: 0, heartbeatIntervalMs: 0, ...(w && { watch: w }) })
+    await expect(attempt(watch)).rejects.toMatchObject({ code: LEASE_UNAVAILABLE })
+    await sleep(TTL + 20)
+    // A first look, however late, starts the count again: only the watch remembers.
+    await expect(attempt()).rejects.toMatchObject({ code: LEASE_UNAVAILABLE })
+    const taken = await attempt(watch)
+    expect(taken.token).toBe(dead.token + 1n)
+    expect(watch.seen).toBeUndefined()
   })
 
   it('stops heartbeat timers when the store closes', async () => {

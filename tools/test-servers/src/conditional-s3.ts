@@ -4,10 +4,9 @@
  * that land but look failed. One bucket, path-style URLs (`/<bucket>/<key>`), no signature checks.
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { decodeAwsChunked, isAwsChunked } from './aws-chunked.js'
+import { serveOnLoopback } from './in-process-server.js'
 import { addPart, assemble, type MultipartUpload, MultipartUploads } from './multipart-uploads.js'
 import { notImplemented, S3Error } from './s3-error.js'
 import {
@@ -66,7 +65,6 @@ export interface ConditionalS3 {
   stop(): Promise<void>
 }
 
-const HOST = '127.0.0.1'
 /** The most keys or uploads that S3 lists on one page. */
 const MAX_PAGE = 1000
 const METADATA_PREFIX = 'x-amz-meta-'
@@ -77,12 +75,9 @@ export async function startConditionalS3(options: ConditionalS3Options = {}): Pr
   const server = createServer((request, response) => {
     void answer(bucket, request, response)
   })
-  server.listen(0, HOST)
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  let stopped: Promise<void> | undefined
+  const served = await serveOnLoopback(server)
   return {
-    endpoint: `http://${HOST}:${port}`,
+    endpoint: served.endpoint,
     region: 'us-east-1',
     accessKeyId: 'fake-access-key',
     secretAccessKey: 'fake-secret-key',
@@ -92,13 +87,7 @@ export async function startConditionalS3(options: ConditionalS3Options = {}): Pr
     },
     objects: () => new Map(bucket.objects),
     uploads: () => bucket.openUploads().map(({ key, uploadId }) => ({ key, uploadId })),
-    stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-      return stopped
-    },
+    stop: served.stop,
   }
 }
 

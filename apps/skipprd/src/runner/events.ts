@@ -50,7 +50,7 @@ export type SyncEvent =
   | {
       readonly type: 'skipped'
       readonly pipeline: string
-      readonly reason: 'disabled' | 'frequency'
+      readonly reason: SkipReason
       readonly message: string
     }
 
@@ -121,3 +121,6 @@ export class RunProgress {
     return total
   }
 }
+
+/** Why a pipeline was not synced: disabled, ran within its frequency, or another sync holds it. */
+export type SkipReason = 'disabled' | 'frequency' | 'leased'

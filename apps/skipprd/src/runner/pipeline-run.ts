@@ -25,7 +25,15 @@ import {
   type Source,
   type SourceDefinition,
 } from '@skippr/connector-api'
-import { isLocalOwnerGone, localOwnerId, type PipelineState } from '@skippr/state'
+import {
+  isLocalOwnerGone,
+  LEASE_UNAVAILABLE,
+  type Lease,
+  type LeaseUnavailableError,
+  type LeaseWatch,
+  localOwnerId,
+  type PipelineState,
+} from '@skippr/state'
 import {
   BatchBuffer,
   type BatchInput,
@@ -43,7 +51,7 @@ import { InterruptedError, SourceFailedError } from '../errors.js'
 import { connectorLogger } from '../logging.js'
 import type { Chaos } from './chaos.js'
 import { deadletterChunk } from './deadletters.js'
-import { RunProgress, type SyncListener } from './events.js'
+import { RunProgress, type SkipReason, type SyncListener } from './events.js'
 import { Lander } from './lander.js'
 import { SchemaRegistry } from './schemas.js'
 import { openPipelineStore } from './state-store.js'
@@ -74,6 +82,12 @@ export interface PipelineRunOptions {
   readonly leaseWaitMs: number | undefined
   /** A lease without a heartbeat for this long may be taken over (a killed sync's). */
   readonly leaseTtlMs: number | undefined
+  /**
+   * Every-pipeline mode: do not wait for a lease another sync holds, skip the pipeline (another
+   * process is syncing it). The watch, kept between rounds, lets a dead holder's lease be taken
+   * over once this process has seen it unchanged for the TTL.
+   */
+  readonly leaseWatch?: LeaseWatch
 }
 
 export type PipelineRunResult =
@@ -87,7 +101,7 @@ export type PipelineRunResult =
       readonly namespaces: number
       readonly elapsedMs: number
     }
-  | { readonly status: 'skipped'; readonly reason: 'disabled' | 'frequency' }
+  | { readonly status: 'skipped'; readonly reason: SkipReason }
 
 export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunResult> {
   const { settings } = options
@@ -96,7 +110,10 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     const state = store.pipeline(settings.name)
     const skip = await skipReason(state, options)
     if (skip) return skip
-    return await runSync(state, options)
+    const failed = new AbortController()
+    const lease = options.leaseWatch && (await leaseIfFree(state, options, failed))
+    if (lease === null) return { status: 'skipped', reason: 'leased' }
+    return await runSync(state, options, failed, lease)
   } finally {
     await store.close()
   }
@@ -124,24 +141,58 @@ async function skipReason(
   return { status: 'skipped', reason }
 }
 
-async function runSync(state: PipelineState, options: PipelineRunOptions): Promise<PipelineRunResult> {
+/** Takes the writer lease, waiting for it (up to the lease wait) unless `waitMs` says otherwise. */
+function takeLease(
+  state: PipelineState,
+  options: PipelineRunOptions,
+  failed: AbortController,
+  waitMs = options.leaseWaitMs,
+): Promise<Lease> {
+  return state.acquireLease({
+    owner: localOwnerId(),
+    isHolderGone: isLocalOwnerGone,
+    ...(waitMs !== undefined && { waitMs }),
+    ...(options.leaseTtlMs !== undefined && { ttlMs: options.leaseTtlMs }),
+    ...(options.leaseWatch && { watch: options.leaseWatch }),
+    onLost: (error) => failed.abort(error),
+  })
+}
+
+/** Every-pipeline mode: the lease at once, or null (logged) when another live sync holds it. */
+async function leaseIfFree(
+  state: PipelineState,
+  options: PipelineRunOptions,
+  failed: AbortController,
+): Promise<Lease | null> {
+  try {
+    return await takeLease(state, options, failed, 0)
+  } catch (error) {
+    if (!hasCode(error, LEASE_UNAVAILABLE)) throw error
+    const { name } = options.settings
+    const { holder } = error as LeaseUnavailableError
+    const message = `Pipeline '${name}' is being synced by '${holder.owner}', skipping.`
+    options.logger.info({ pipeline: name, reason: 'leased', holder: holder.owner }, message)
+    options.listener({ type: 'skipped', pipeline: name, reason: 'leased', message })
+    return null
+  }
+}
+
+async function runSync(
+  state: PipelineState,
+  options: PipelineRunOptions,
+  failed: AbortController,
+  leased: Lease | undefined,
+): Promise<PipelineRunResult> {
   const { settings, listener, chaos } = options
   const pipeline = settings.name
   const runId = randomUUID()
   const logger = options.logger.child({ pipeline, run_id: runId })
   const progress = new RunProgress()
-  const failed = new AbortController()
   const cleanups: (() => Promise<unknown>)[] = []
   listener({ type: 'start', pipeline, runId, progress })
   logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
   try {
-    const lease = await state.acquireLease({
-      owner: localOwnerId(),
-      isHolderGone: isLocalOwnerGone,
-      ...(options.leaseWaitMs !== undefined && { waitMs: options.leaseWaitMs }),
-      ...(options.leaseTtlMs !== undefined && { ttlMs: options.leaseTtlMs }),
-      onLost: (error) => failed.abort(error),
-    })
+    const lease = leased ?? (await takeLease(state, options, failed))
     cleanups.push(() => lease.release())
     logger.info({ fence: lease.token.toString() }, 'writer lease acquired')
 

@@ -3,8 +3,10 @@
  * runs it — one pipeline, or every pipeline in turn honouring sync_frequency_seconds (re-checking
  * every 10 s without --once). Shared by the CLI and the programmatic `Session`.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ConfigError, hasCode, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
+import type { LeaseWatch } from '@skippr/state'
 import { resolveWalSettings, type WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
@@ -104,7 +106,7 @@ function walSettings(file: ConfigFile, settings: PipelineSettings): WalSettings 
 export function syncPipeline(
   environment: RunEnvironment,
   pipeline: ResolvedPipeline,
-  options: { once: boolean; honourFrequency: boolean },
+  options: { once: boolean; honourFrequency: boolean; leaseWatch?: LeaseWatch },
 ): Promise<PipelineRunResult> {
   const { file, logger } = environment
   const env = file.env
@@ -127,6 +129,7 @@ export function syncPipeline(
     retryBudgetMs: envSeconds(env, 'SKIPPR_RETRY_BUDGET_SECONDS', DEFAULT_RETRY_BUDGET_SECONDS) * 1000,
     leaseWaitMs: optionalMs(env, 'SKIPPR_LEASE_WAIT_SECONDS'),
     leaseTtlMs: optionalMs(env, 'SKIPPR_LEASE_TTL_SECONDS'),
+    ...(options.leaseWatch && { leaseWatch: options.leaseWatch }),
   })
 }
 
@@ -138,6 +141,9 @@ function optionalMs(env: Env, name: string): number | undefined {
 /**
  * Syncs every pipeline in the file, one after another. A failing pipeline does not stop the
  * others; resolves with how many failed. Without --once it keeps going until `stop` aborts.
+ * A pipeline another sync holds the lease of is skipped, not waited for, so several processes
+ * sharing a state store divide the pipelines between them; one that has seen a lease unchanged
+ * for its TTL over its rounds (its holder died) takes it over.
  */
 export async function syncEveryPipeline(environment: RunEnvironment, once: boolean): Promise<number> {
   const names = pipelineNames(environment.file)
@@ -145,11 +151,17 @@ export async function syncEveryPipeline(environment: RunEnvironment, once: boole
   for (const name of names) pipelines.push(await resolvePipeline(environment, name, once))
   let failures = 0
   const recheckMs = envSeconds(environment.file.env, 'SKIPPR_RECHECK_SECONDS', RECHECK_SECONDS) * 1000
+  const watches = new Map(names.map((name): [string, LeaseWatch] => [name, {}]))
   for (;;) {
     for (const pipeline of pipelines) {
       if (environment.stop.aborted) return failures
+      const leaseWatch = watches.get(pipeline.settings.name)
       try {
-        await syncPipeline(environment, pipeline, { once: true, honourFrequency: true })
+        await syncPipeline(environment, pipeline, {
+          once: true,
+          honourFrequency: true,
+          ...(leaseWatch && { leaseWatch }),
+        })
       } catch (error) {
         failures++
         environment.logger.error({ pipeline: pipeline.settings.name, err: error }, 'pipeline sync failed')
