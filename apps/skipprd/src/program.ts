@@ -47,6 +47,10 @@ export const program = new Command('skipprd')
   )
   .option('--store-name <NAME>', 'Table name for the dynamodb state store')
   .option('--create-store', "Create the dynamodb state store's table when it is missing")
+  .option(
+    '--metrics-addr <ADDR>',
+    'sync: serve /metrics and /healthz on this port (127.0.0.1) or host:port (default: SKIPPR_METRICS_ADDR)',
+  )
   .configureHelp({ showGlobalOptions: true, helpWidth: HELP_WIDTH })
   // Before the commands: they inherit it.
   .configureOutput({ outputError: (message, write) => write(usageLine(message)) })
@@ -90,6 +94,26 @@ program
   .action(async (_options: object, command: Command) => {
     const { df } = await import('./commands/df.js')
     process.exitCode = await df(command.optsWithGlobals())
+  })
+
+program
+  .command('doctor')
+  .description(
+    'Check what a sync needs: config, env, connector packages, connections, data dir, WAL, lease, state',
+  )
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { doctor } = await import('./commands/doctor.js')
+    process.exitCode = await doctor(command.optsWithGlobals())
+  })
+
+program
+  .command('verify')
+  .description("Compare a pipeline's rows in the source with the destination, the WAL and the deadletters")
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { verify } = await import('./commands/verify.js')
+    process.exitCode = await verify(command.optsWithGlobals())
   })
 
 program

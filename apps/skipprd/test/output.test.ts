@@ -5,7 +5,7 @@ import { RunProgress, type SyncEvent } from '../src/runner/events.js'
 
 const progress = new RunProgress()
 const run: SyncEvent[] = [
-  { type: 'start', pipeline: 'bikehire', runId: 'r1', progress },
+  { type: 'start', pipeline: 'bikehire', runId: 'r1', progress, sink: 'warehouse' },
   { type: 'namespace_discovered', pipeline: 'bikehire', runId: 'r1', namespace: 'rentals', fieldCount: 9 },
   { type: 'phase', pipeline: 'bikehire', runId: 'r1', phase: 'Ingesting', state: 'start' },
   { type: 'phase', pipeline: 'bikehire', runId: 'r1', phase: 'Ingesting', state: 'done' },

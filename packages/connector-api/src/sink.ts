@@ -58,6 +58,21 @@ export interface Sink {
   prepare(schema: NamespaceSchema): Promise<void>
   /** Writes every part of the batch, or none of them. */
   write(batch: SinkBatch): Promise<WriteOutcome>
+  /**
+   * Connects with the configured credentials (or opens the destination read-only) and throws the
+   * error a write would meet if it cannot, then lets go. Creates nothing, writes nothing:
+   * `skipprd doctor` calls it.
+   */
+  check?(): Promise<void>
+  /** The rows landed in `namespace`'s table now; 0 when the table does not exist yet. */
+  count?(namespace: string): Promise<number>
+  /**
+   * The rows of `namespace` that repeat another: beyond the first of each group of rows with the
+   * same values in `key` (the namespace's primary key as saved, never empty). 0 when the table
+   * does not exist yet. The batch identities an exactly-once sink records cannot repeat (they are
+   * its ledger's primary key), so the rows' own key is what tells a batch landed twice.
+   */
+  duplicates?(namespace: string, key: readonly string[]): Promise<number>
   close(): Promise<void>
 }
 

@@ -35,6 +35,18 @@ export interface Source {
   discover(): Promise<NamespaceSchema[]>
   /** Chunks in source order, starting after `from` (from the beginning when undefined). */
   read(from: SourceOffset | undefined, options: ReadOptions): AsyncIterable<SourceChunk>
+  /**
+   * Opens a connection with the configured credentials (or lists the configured files) and throws
+   * the error `read` would throw if it cannot, then lets go. Reads no data and changes nothing:
+   * `skipprd doctor` calls it.
+   */
+  check?(): Promise<void>
+  /**
+   * The records the source holds now in `namespace` (0 for a namespace it does not have), as a
+   * read from the start would give them, records it would refuse included: what `skipprd verify`
+   * compares with the destination. Only for sources that hold their data and can count it.
+   */
+  count?(namespace: string): Promise<number>
   close(): Promise<void>
 }
 

@@ -5,6 +5,7 @@ export const DUCKDB_REJECTED = 'SKIPPR_DUCKDB_REJECTED'
 export const DUCKDB_WRITE_FAILED = 'SKIPPR_DUCKDB_WRITE_FAILED'
 export const DUCKDB_SCHEMA_FAILED = 'SKIPPR_DUCKDB_SCHEMA_FAILED'
 export const DUCKDB_OUT_OF_MEMORY = 'SKIPPR_DUCKDB_OUT_OF_MEMORY'
+export const DUCKDB_READ_FAILED = 'SKIPPR_DUCKDB_READ_FAILED'
 
 /**
  * A batch loaded alone ran out of the sink's memory_limit (a row of 10,000 columns): loading it
@@ -61,6 +62,15 @@ export class DuckdbWriteError extends SkipprError {
       `writing ${what} to DuckDB failed: ${firstParagraph(cause)}; the batch will be retried (if it did land, the retry finds it and skips it)`,
       { cause },
     )
+  }
+}
+
+/** Counting a table's rows (`count`, `duplicates`) failed: a column changed by hand, I/O. */
+export class DuckdbReadError extends SkipprError {
+  constructor(table: string, cause: unknown) {
+    super(DUCKDB_READ_FAILED, `reading table ${table} from DuckDB failed: ${firstParagraph(cause)}`, {
+      cause,
+    })
   }
 }
 

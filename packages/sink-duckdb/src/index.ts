@@ -17,10 +17,12 @@ export { duckdbConfig } from './config.js'
 // The SQL vocabulary of the sink's tables, for readers that must see rows as the sink lands them (skipprd query).
 export { createDatabaseFile } from './database-file.js'
 export {
+  DUCKDB_READ_FAILED,
   DUCKDB_REJECTED,
   DUCKDB_SCHEMA_FAILED,
   DUCKDB_UNAVAILABLE,
   DUCKDB_WRITE_FAILED,
+  DuckdbReadError,
   DuckdbRejectedError,
   DuckdbSchemaError,
   DuckdbUnavailableError,

@@ -55,6 +55,7 @@ import {
   isOutOfMemory,
   isRowError,
 } from './errors.js'
+import { checkFile, countInTable, countSql, duplicatesSql, readOnly } from './inspect.js'
 import { batchStatuses, batchStatusQuery, ledgerTablesSql, raiseFenceSql, recordLandedSql } from './ledger.js'
 import { byTable, LoadFiles, loadParts, recordOutgrewBuffer, type Spooled } from './load.js'
 import { refusedRows } from './refusals.js'
@@ -161,6 +162,19 @@ export class DuckdbSink implements Sink {
       .finally(() => this.scheduleIdleClose())
       .catch(() => {})
     return written
+  }
+
+  /** Opens the file read-only, or, before the first write, finds its directory writable. */
+  check(): Promise<void> {
+    return this.serial(async () => (this.opened ? undefined : checkFile(this.file)))
+  }
+
+  count(namespace: string): Promise<number> {
+    return this.look((conn) => countInTable(conn, this.dbSchema, namespace, countSql))
+  }
+
+  duplicates(namespace: string, key: readonly string[]): Promise<number> {
+    return this.look((conn) => countInTable(conn, this.dbSchema, namespace, duplicatesSql(key)))
   }
 
   async close(): Promise<void> {
@@ -447,6 +461,13 @@ export class DuckdbSink implements Sink {
       instance.closeSync()
       throw new DuckdbUnavailableError(this.file, error)
     }
+  }
+
+  /** A read on the sink's connection when it is open (between its transactions), else read-only. */
+  private look(work: (conn: DuckDBConnection) => Promise<number>): Promise<number> {
+    return this.serial(async () =>
+      this.opened ? work((await this.opened).conn) : readOnly(this.file, 0, work),
+    )
   }
 
   private serial<T>(task: () => Promise<T>): Promise<T> {

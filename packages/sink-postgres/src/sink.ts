@@ -13,7 +13,7 @@ import {
   refused,
   retryLater,
 } from '@skippr/connector-api'
-import type pg from 'pg'
+import pg from 'pg'
 import { parse } from 'valibot'
 import { breaksConnection, classify, outcomeOf } from './classify.js'
 import { type PostgresSinkConfig, type PostgresSinkOptions, postgresSinkConfig } from './config.js'
@@ -91,8 +91,42 @@ export class PostgresSink implements Sink {
     }
   }
 
+  /** Connects; creates nothing (`prepare` creates the schema and tables on the first sync). */
+  async check(): Promise<void> {
+    await this.read(pg.escapeIdentifier(this.config.schema), (client) => client.query('SELECT 1'))
+  }
+
+  async count(namespace: string): Promise<number> {
+    const table = this.table(namespace)
+    return this.read(table, async (client) =>
+      (await exists(client, table)) ? countOf(client, `SELECT count(*) AS n FROM ${table}`) : 0,
+    )
+  }
+
+  async duplicates(namespace: string, key: readonly string[]): Promise<number> {
+    const table = this.table(namespace)
+    const columns = key.map((column) => pg.escapeIdentifier(column)).join(', ')
+    return this.read(table, async (client) =>
+      (await exists(client, table))
+        ? countOf(
+            client,
+            `SELECT count(*) - (SELECT count(*) FROM (SELECT DISTINCT ${columns} FROM ${table}) AS k) AS n FROM ${table}`,
+          )
+        : 0,
+    )
+  }
+
   async close(): Promise<void> {
     await this.pool.end()
+  }
+
+  /** Runs a read on a pooled connection; a failure is thrown as the sink's own error for `table`. */
+  private async read<T>(table: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await this.withConnection(work)
+    } catch (error) {
+      throw classify(error, { table, target: this.target }).error
+    }
   }
 
   /** The batch's one transaction; `onPart` is told which table is being loaded. */
@@ -220,6 +254,18 @@ export class PostgresSink implements Sink {
   private table(name: string): string {
     return qualifiedName(this.config.schema, name)
   }
+}
+
+async function exists(client: pg.PoolClient, table: string): Promise<boolean> {
+  const { rows } = await client.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+    table,
+  ])
+  return rows[0]?.found === true
+}
+
+async function countOf(client: pg.PoolClient, sql: string): Promise<number> {
+  const { rows } = await client.query<{ n: string }>(sql)
+  return Number(rows[0]?.n ?? 0)
 }
 
 /** The refusal of a namespace whose names this sink cannot hold as they are; undefined when it can. */

@@ -13,7 +13,7 @@ import type { Block } from './block.js'
 import { DEFAULT_CHUNK_BYTES, DEFAULT_SETTLE_SECONDS, type FileConfig } from './config.js'
 import { NoFilesError, NoRecordsError } from './errors.js'
 import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
-import { defaultNamespace, type MatchedFile, matchFiles, stamp } from './match.js'
+import { defaultNamespace, type MatchedFile, matchFiles, openMatched, stamp } from './match.js'
 import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
 import { FileReader, type Passed, type ReaderOptions } from './reader.js'
 import { SchemaTracker } from './schema.js'
@@ -88,6 +88,30 @@ export class FileSource implements Source {
       await sleep(this.pollMs, undefined, { signal: options.signal }).catch(() => undefined)
       if (options.signal.aborted) return
     }
+  }
+
+  /**
+   * Every matched file opens for reading. No file is a failure only where discovery needs one: a
+   * configured schema lets the pipeline start before its data exists.
+   */
+  async check(): Promise<void> {
+    const files = await this.files()
+    if (files.length === 0 && (this.config.format === 'parquet' || !this.config.schema))
+      throw new NoFilesError(this.config.path, this.config.format !== 'parquet')
+    for (const file of files) await openMatched(file, async () => undefined)
+  }
+
+  /**
+   * The records of every matched file, as a read from the start passes them on or refuses them.
+   * It reads them all: the files keep no count of their own.
+   */
+  async count(namespace: string): Promise<number> {
+    if (namespace !== this.namespace) return 0
+    let records = 0
+    const options = { signal: new AbortController().signal, follow: false }
+    for await (const chunk of this.read(undefined, options))
+      records += chunk.rows + (chunk.refused?.length ?? 0)
+    return records
   }
 
   async close(): Promise<void> {}

@@ -61,6 +61,22 @@ export class PostgresSource implements Source {
     }
   }
 
+  /** Connects and finds every configured table, as a read would first. */
+  async check(): Promise<void> {
+    for (const spec of this.tables) await this.guard(spec, (c) => readTable(c, spec))
+  }
+
+  /** `count(*)` of the namespace's table now; 0 for a namespace that is no configured table. */
+  async count(namespace: string): Promise<number> {
+    const spec = this.tables.find((table) => table.name === namespace)
+    if (spec === undefined) return 0
+    const table = await this.guard(spec, (c) => readTable(c, spec))
+    const { rows } = await this.guard(spec, (c) =>
+      c.query<{ n: string }>(`SELECT count(*) AS n FROM ${table.qualified}`),
+    )
+    return Number(rows[0]?.n ?? 0)
+  }
+
   async close(): Promise<void> {
     const client = this.client
     this.client = undefined

@@ -37,6 +37,11 @@ export class SampleSource implements Source {
     }
   }
 
+  /** The configured `rows`: the dataset is generated, so it holds every one of them now. */
+  async count(namespace: string): Promise<number> {
+    return namespace === BIKEHIRE_NAMESPACE ? this.config.rows : 0
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -113,6 +113,14 @@ describe('Sample source', () => {
     }
   })
 
+  it('counts the rows a read from the start gives, and none of another namespace', async () => {
+    const counted = await sample({ rows: 2345, batch_rows: 1000 })
+    const read = (await readAll({ rows: 2345, batch_rows: 1000 })).reduce((sum, chunk) => sum + chunk.rows, 0)
+    expect(await counted.count?.('rentals')).toBe(read)
+    expect(read).toBe(2345)
+    expect(await counted.count?.('other')).toBe(0)
+  })
+
   it('validates its config with one-line errors naming the path', () => {
     const parse = (raw: unknown) => () => parseConnectorConfig(source, raw, at)
     expect(parse({ dataset: 'bikehire', rows: 48213 })()).toEqual({ dataset: 'bikehire', rows: 48213 })

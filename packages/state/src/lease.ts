@@ -163,7 +163,8 @@ export async function acquireLease(
         ttlMs,
         released: false,
       }
-      return { write: record, result: { token, writeStartedAt: now } }
+      const takeover = held !== undefined && !held.released
+      return { write: record, result: { token, writeStartedAt: now, takeover } }
     })
     if (!('held' in outcome)) {
       watch.seen = undefined
@@ -176,6 +177,7 @@ export async function acquireLease(
         token: outcome.token,
         ttlMs,
         validFrom: outcome.writeStartedAt,
+        takeover: outcome.takeover,
       })
     }
     const now = clock.monotonic()
@@ -188,7 +190,7 @@ export async function acquireLease(
 
 type AcquireOutcome =
   | { readonly held: LeaseRecord; readonly expiresAt: number }
-  | { readonly token: bigint; readonly writeStartedAt: number }
+  | { readonly token: bigint; readonly writeStartedAt: number; readonly takeover: boolean }
 
 function holderOf(record: LeaseRecord, now: number): LeaseHolder {
   return { owner: record.owner, token: BigInt(record.token), heartbeatAgeMs: now - record.heartbeatAt }
@@ -222,6 +224,7 @@ interface LeaseInit extends Pick<AcquireLeaseOptions, 'owner' | 'heartbeatInterv
   readonly ttlMs: number
   /** Monotonic time the acquiring write was sent: the lease counts from then, not from its reply. */
   readonly validFrom: number
+  readonly takeover: boolean
   /** Leases with a running heartbeat timer, so closing the store can stop them. */
   readonly registry?: Set<Lease> | undefined
 }
@@ -233,6 +236,8 @@ export class Lease {
   /** Fencing token: strictly greater than every earlier acquisition's token of this pipeline. */
   readonly token: bigint
   readonly ttlMs: number
+  /** Taken from a holder that had not released it (one that died, or stopped heartbeating). */
+  readonly takeover: boolean
   private readonly backend: StateBackend
   private readonly key: string
   private readonly onLost: ((error: StateError) => void) | undefined
@@ -252,6 +257,7 @@ export class Lease {
     this.owner = init.owner
     this.token = init.token
     this.ttlMs = init.ttlMs
+    this.takeover = init.takeover
     this.clock = init.clock
     this.validFrom = init.validFrom
     this.onLost = init.onLost

@@ -94,7 +94,7 @@ class S3Backend implements WalBackend {
   private pendingBytes = 0
   private broken: Error | undefined
   private appending: Promise<unknown> = Promise.resolve()
-  private readonly deletions = new Set<Promise<unknown>>()
+  private deleting: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly options: BackendOptions,
@@ -196,7 +196,7 @@ class S3Backend implements WalBackend {
 
   async close(): Promise<void> {
     await this.appending
-    await Promise.allSettled([...this.deletions])
+    await this.deleting
   }
 
   /**
@@ -236,15 +236,15 @@ class S3Backend implements WalBackend {
     this.stored = { record, version: this.stored.version + 1 }
   }
 
+  /** Deletes one batch of keys at a time, in order: landed frames are few, and never urgent. */
   private deleteLater(keys: readonly string[] | Promise<readonly string[]>): void {
-    const deletion = Promise.resolve(keys)
+    this.deleting = this.deleting
+      .then(() => keys)
       .then((list) => (list.length === 0 ? undefined : this.bucket.delete(list)))
       .catch((error: unknown) =>
         this.options.logger?.warn('could not delete landed WAL objects; the next open retries', {
           reason: (error as Error).message,
         }),
       )
-      .finally(() => this.deletions.delete(deletion))
-    this.deletions.add(deletion)
   }
 }

@@ -1,7 +1,7 @@
 /** An S3-compatible server on 127.0.0.1 for tests: s3rver (npm), run as a child process. */
+import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { freePorts } from './ports.js'
 import { answersHttp } from './probes.js'
 import { startServer } from './server-process.js'
 
@@ -24,19 +24,32 @@ const HOST = '127.0.0.1'
 // Hard-coded in s3rver (lib/models/account.js): the only credentials it verifies signatures with.
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 const BIN = createRequire(import.meta.url).resolve('s3rver/bin/s3rver.js')
+/** s3rver's first line, `S3rver listening on 127.0.0.1:<port>`, printed even when silent. */
+const LISTENING = /S3rver listening on [^\s:]+:(\d+)/
 
-/** Starts s3rver with an empty data dir and no buckets. */
+/**
+ * Starts s3rver with an empty data dir and no buckets, on a port it binds itself (0) and names in
+ * its first line: a port chosen beforehand could be taken by another test's server in between,
+ * which would then answer the readiness probe in its place.
+ */
 export async function startS3rver(): Promise<S3Server> {
-  const [port] = (await freePorts(1)) as [number]
-  const endpoint = `http://${HOST}:${port}`
-  const { dir, stop } = await startServer('S3rver', async (dir) => ({
-    command: process.execPath,
-    args: [BIN, '--address', HOST, '--port', String(port), '--directory', join(dir, 'data'), '--silent'],
-    outputFile: join(dir, 's3rver.log'),
-    logFiles: [],
-    readyTimeoutMs: 30_000,
-    isReady: () => answersHttp(endpoint),
-  }))
+  let endpoint = ''
+  const { dir, stop } = await startServer('S3rver', async (dir) => {
+    const outputFile = join(dir, 's3rver.log')
+    return {
+      command: process.execPath,
+      args: [BIN, '--address', HOST, '--port', '0', '--directory', join(dir, 'data'), '--silent'],
+      outputFile,
+      logFiles: [],
+      readyTimeoutMs: 30_000,
+      async isReady() {
+        const port = LISTENING.exec(await readFile(outputFile, 'utf8'))?.[1]
+        if (port === undefined) return false
+        endpoint = `http://${HOST}:${port}`
+        return answersHttp(endpoint)
+      },
+    }
+  })
   return {
     endpoint,
     region: 'us-east-1',

@@ -37,6 +37,7 @@ export interface GlobalOptions {
   readonly storeType?: string
   readonly storeName?: string
   readonly createStore?: boolean
+  readonly metricsAddr?: string
 }
 
 /** Failures the operator fixes in skippr.yml, .env or the environment. */

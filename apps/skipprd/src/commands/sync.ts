@@ -44,6 +44,10 @@ async function syncRun(
   failed: { shown: boolean },
 ): Promise<number> {
   const once = options.once === true
+  // First: a bad address is refused before anything starts.
+  const metrics = await startMetrics(
+    options.metricsAddr ?? (context.file.env.SKIPPR_METRICS_ADDR || undefined),
+  )
   const reporter = await reporterFor(options, context)
   const listener: SyncListener = (event) => {
     reporter.event(event)
@@ -55,7 +59,7 @@ async function syncRun(
   }
   const environment = {
     ...context,
-    listener,
+    listener: metrics ? metrics.listening(listener) : listener,
     announce: (line: string) => context.err(`[skippr] ${line}\n`),
   }
   try {
@@ -69,6 +73,28 @@ async function syncRun(
     return EXIT_OK
   } finally {
     await reporter.close()
+    await metrics?.close()
+  }
+}
+
+/** The metrics endpoint when an address is given; its modules load only then. */
+async function startMetrics(address: string | undefined) {
+  if (address === undefined) return undefined
+  const [{ parseMetricsAddress }, { SyncMetrics }, { serveMetrics }] = await Promise.all([
+    import('../metrics/address.js'),
+    import('../metrics/sync-metrics.js'),
+    import('../metrics/server.js'),
+  ])
+  const metrics = new SyncMetrics()
+  const server = await serveMetrics(metrics, parseMetricsAddress(address))
+  return {
+    listening:
+      (listener: SyncListener): SyncListener =>
+      (event) => {
+        metrics.observe(event)
+        listener(event)
+      },
+    close: () => server.close(),
   }
 }
 

@@ -12,6 +12,8 @@ export type SyncEvent =
       readonly pipeline: string
       readonly runId: string
       readonly progress: RunProgress
+      /** The pipeline's data_sinks entry; undefined without one. */
+      readonly sink: string | undefined
     }
   | {
       readonly type: 'namespace_discovered'
@@ -63,7 +65,33 @@ export interface NamespaceCounters {
   deadletterRows: number
 }
 
-/** Live counters of one run. */
+/** How a sink answered a write attempt, as the metrics label it. */
+export type WriteAnswer = 'landed' | 'already_landed' | 'refused' | 'retry' | 'fatal'
+
+/** Upper bounds (seconds) of the write-duration histogram's buckets. */
+export const WRITE_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const
+
+/** Write attempts by answer, and their durations bucketed as WRITE_SECONDS_BUCKETS (cumulative, `+Inf` last). */
+export class WriteStats {
+  readonly answers = new Map<WriteAnswer, number>()
+  readonly buckets: number[] = new Array(WRITE_SECONDS_BUCKETS.length + 1).fill(0)
+  seconds = 0
+  count = 0
+
+  record(answer: WriteAnswer, seconds: number): void {
+    this.answers.set(answer, (this.answers.get(answer) ?? 0) + 1)
+    for (let i = 0; i < this.buckets.length; i++)
+      if (i === WRITE_SECONDS_BUCKETS.length || seconds <= (WRITE_SECONDS_BUCKETS[i] as number))
+        this.buckets[i] = (this.buckets[i] as number) + 1
+    this.seconds += seconds
+    this.count += 1
+  }
+}
+
+/**
+ * Live counters of one run: the one source the displays (sync_status, the terminal) and the
+ * metrics endpoint read, so they agree.
+ */
 export class RunProgress {
   readonly startedAt = Date.now()
   phase: Phase = 'Ingesting'
@@ -71,6 +99,38 @@ export class RunProgress {
   /** Deadletters dropped because the pipeline has no deadletter sink. */
   discarded = 0
   readonly namespaces = new Map<string, NamespaceCounters>()
+  /** Rows and bytes committed to the WAL, per namespace. */
+  readonly committed = new Map<string, { rows: number; bytes: number }>()
+  /** Batches in the WAL not landed yet that this run committed or met: seq → bytes and since when. */
+  readonly pending = new Map<bigint, { readonly bytes: number; readonly since: number }>()
+  readonly writes = new WriteStats()
+  /** Writes the destination refused for a stale fencing token. */
+  fenceRefusals = 0
+  /** Times reading waited for landed batches to free room in the WAL (WAL_MAX_TOTAL_BYTES). */
+  backpressureStalls = 0
+  /** The writer lease this run holds, once it holds it. */
+  lease: { readonly token: bigint; readonly takeover: boolean } | undefined
+
+  batchCommitted(seq: bigint, parts: readonly { namespace: string; rows: number; bytes: number }[]): void {
+    let bytes = 0
+    for (const part of parts) {
+      const counters = this.committed.get(part.namespace) ?? { rows: 0, bytes: 0 }
+      counters.rows += part.rows
+      counters.bytes += part.bytes
+      this.committed.set(part.namespace, counters)
+      bytes += part.bytes
+    }
+    this.pending.set(seq, { bytes, since: Date.now() })
+  }
+
+  /** A pending batch found in the WAL (committed by an earlier run): at least as old as this run. */
+  batchMet(seq: bigint, bytes: number): void {
+    if (!this.pending.has(seq)) this.pending.set(seq, { bytes, since: this.startedAt })
+  }
+
+  batchLanded(seq: bigint): void {
+    this.pending.delete(seq)
+  }
 
   read(namespace: string, rows: number, bytes: number): void {
     const counters = this.counters(namespace)

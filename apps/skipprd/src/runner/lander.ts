@@ -26,6 +26,8 @@ import {
   batchKey,
   type DeadletterStage,
   deadletterNamespace,
+  FENCED,
+  hasCode,
   type Sink,
   type SinkBatch,
   type WriteOutcome,
@@ -48,7 +50,7 @@ import {
   setAsideRefused,
   sourceDeadletters,
 } from './deadletters.js'
-import type { RunProgress } from './events.js'
+import type { RunProgress, WriteAnswer } from './events.js'
 import type { SchemaRegistry } from './schemas.js'
 import { SinkHandle } from './sink-handle.js'
 
@@ -160,6 +162,7 @@ export class Lander {
             if (this.stopped) break
             const next = await batches.next()
             if (next.done) break
+            this.options.progress.batchMet(next.value.id.seq, batchBytes(next.value))
             this.start(next.value)
             after = next.value.id.seq
           }
@@ -345,9 +348,12 @@ export class Lander {
     let failingSince: number | undefined
     for (let attempt = 1; ; attempt++) {
       progress.uploadsInFlight++
+      const started = performance.now()
       const outcome = await handle
         .write(batch, (write) => chaos.during('mid-write', key, write))
         .finally(() => progress.uploadsInFlight--)
+      progress.writes.record(answerOf(outcome), (performance.now() - started) / 1000)
+      if (outcome.status === 'fatal' && hasCode(outcome.error, FENCED)) progress.fenceRefusals++
       if (outcome.status !== 'retry' && outcome.status !== 'fatal') return outcome
       await this.recordFailure(batch, outcome.error)
       // Before the `none` tier's drop: a batch that cannot land (e.g. a closed stdout) must stay in the
@@ -372,6 +378,7 @@ export class Lander {
 
   private async markLanded(batch: WalBatch, counted: readonly CountedPart[]): Promise<true> {
     await this.options.wal.markLanded(batch.id)
+    this.options.progress.batchLanded(batch.id.seq)
     await this.options.counters.recordLanded(batch.id, counted)
     if (this.failuresOnRecord) {
       this.failuresOnRecord = false
@@ -421,4 +428,14 @@ class RetryBudgetSpent extends Error {
 function backoff(attempt: number): number {
   const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (attempt - 1))
   return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2)
+}
+
+/** The metrics' name for a sink's answer. */
+function answerOf(outcome: WriteOutcome): WriteAnswer {
+  return outcome.status === 'already-landed' ? 'already_landed' : outcome.status
+}
+
+/** The body bytes of a batch read back from the WAL. */
+function batchBytes(batch: WalBatch): number {
+  return batch.parts.reduce((sum, part) => sum + part.body.length, 0)
 }

@@ -189,11 +189,12 @@ async function runSync(
   const logger = options.logger.child({ pipeline, run_id: runId })
   const progress = new RunProgress()
   const cleanups: (() => Promise<unknown>)[] = []
-  listener({ type: 'start', pipeline, runId, progress })
+  listener({ type: 'start', pipeline, runId, progress, sink: settings.sinkEntry })
   logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
   try {
     const lease = leased ?? (await takeLease(state, options, failed))
     cleanups.push(() => lease.release())
+    progress.lease = { token: lease.token, takeover: lease.takeover }
     logger.info({ fence: lease.token.toString() }, 'writer lease acquired')
 
     const context: ConnectorContext = {
@@ -282,6 +283,7 @@ async function runSync(
 
     const reading = AbortSignal.any([options.stop, failed.signal])
     const waitForRoom = (): void => {
+      progress.backpressureStalls++
       logger.debug('the WAL is at WAL_MAX_TOTAL_BYTES: reading waits for landed batches to free room')
       lander?.sourceWaiting()
     }
@@ -290,6 +292,14 @@ async function runSync(
       thresholdSeconds: walSettings.bufferThresholdSeconds,
       commit: async (batch) => {
         const id = await wal.commit(batch, { signal: reading, onFull: waitForRoom })
+        progress.batchCommitted(
+          id.seq,
+          batch.parts.map((part) => ({
+            namespace: part.namespace,
+            rows: part.rows,
+            bytes: partBytes(part.body),
+          })),
+        )
         // The batch is durable: the lander may land it while its counters are written (each batch
         // counts once, in whichever order the two records reach the state store).
         const counted = state.counters.recordCommitted(id, batch.parts)
@@ -440,10 +450,11 @@ async function landAfterDiskFull(
 
 /** The body bytes of a batch about to be committed (its parts' bodies may be lists of chunks). */
 function bodyBytes(batch: BatchInput): number {
-  let bytes = 0
-  for (const { body } of batch.parts)
-    bytes += body instanceof Uint8Array ? body.length : body.reduce((sum, chunk) => sum + chunk.length, 0)
-  return bytes
+  return batch.parts.reduce((sum, part) => sum + partBytes(part.body), 0)
+}
+
+function partBytes(body: Uint8Array | readonly Uint8Array[]): number {
+  return body instanceof Uint8Array ? body.length : body.reduce((sum, chunk) => sum + chunk.length, 0)
 }
 
 /** Batches a destination may hold on the data directory's disk while it lands them. */
