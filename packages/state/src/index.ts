@@ -1,4 +1,5 @@
 export type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
+export { CountersBuffer, type CountersBufferOptions } from './counters-buffer.js'
 export {
   hasCode,
   INVALID_STATE_NAME,
@@ -34,7 +35,13 @@ export { LmdbBackend } from './lmdb-backend.js'
 export { isLocalOwnerGone, localOwnerId } from './owner.js'
 export { joinStateKey, type KeyParts, splitStateKey } from './partition.js'
 export type { FenceOptions, PipelineState, VersionedRecord } from './pipeline.js'
-export type { CountedBatch, CountedPart, NamespaceCounts, PipelineCounters } from './pipeline-counters.js'
+export type {
+  CountedBatch,
+  CountedEntry,
+  CountedPart,
+  NamespaceCounts,
+  PipelineCounters,
+} from './pipeline-counters.js'
 export type { SavedSchema } from './schemas.js'
 export {
   DEFAULT_WORKSPACE,

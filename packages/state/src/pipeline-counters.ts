@@ -42,6 +42,13 @@ export interface CountedPart {
 
 type Kind = 'committed' | 'landed'
 
+/** One batch to count: committed to the WAL, or landed. */
+export interface CountedEntry {
+  readonly kind: Kind
+  readonly id: CountedBatch
+  readonly parts: readonly CountedPart[]
+}
+
 interface Mark {
   readonly epoch: string
   readonly seq: string
@@ -70,12 +77,12 @@ export class PipelineCounters {
 
   /** Counts a batch that `wal.commit()` made durable. */
   recordCommitted(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
-    return this.record('committed', id, parts)
+    return this.recordAll([{ kind: 'committed', id, parts }])
   }
 
   /** Counts a batch that `wal.markLanded()` recorded as landed. */
   recordLanded(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
-    return this.record('landed', id, parts)
+    return this.recordAll([{ kind: 'landed', id, parts }])
   }
 
   /** Counts per namespace; a namespace never counted is absent. */
@@ -91,20 +98,30 @@ export class PipelineCounters {
     await this.backend.delete(this.key)
   }
 
-  private async record(kind: Kind, id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
+  /**
+   * Counts several batches in one write, in the order given; each batch at or before its kind's
+   * mark is left out, as when counted alone.
+   */
+  async recordAll(entries: readonly CountedEntry[]): Promise<void> {
+    if (entries.length === 0) return
     const backend = this.backend
     let current = await backend.get(this.key)
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const record = (current?.value as CountersRecord | undefined) ?? { namespaces: {} }
-      const mark = record[kind]
-      if (mark !== undefined && mark.epoch === id.epoch && BigInt(mark.seq) >= id.seq) return
-      const next: CountersRecord = {
-        ...record,
-        [kind]: { epoch: id.epoch, seq: id.seq.toString() },
-        namespaces: added(record.namespaces, kind, parts),
+      let record = (current?.value as CountersRecord | undefined) ?? { namespaces: {} }
+      let changed = false
+      for (const { kind, id, parts } of entries) {
+        const mark = record[kind]
+        if (mark !== undefined && mark.epoch === id.epoch && BigInt(mark.seq) >= id.seq) continue
+        record = {
+          ...record,
+          [kind]: { epoch: id.epoch, seq: id.seq.toString() },
+          namespaces: added(record.namespaces, kind, parts),
+        }
+        changed = true
       }
+      if (!changed) return
       const condition = current ? { expectedVersion: current.version } : { mustNotExist: true as const }
-      const put = await backend.put(this.key, next as unknown as JsonValue, condition)
+      const put = await backend.put(this.key, record as unknown as JsonValue, condition)
       if (put.ok) return
       current = put.current
     }

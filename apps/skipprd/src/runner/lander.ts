@@ -32,7 +32,7 @@ import {
   type SinkBatch,
   type WriteOutcome,
 } from '@skippr/connector-api'
-import type { CountedPart, LandingFailures, PipelineCounters } from '@skippr/state'
+import type { CountedPart, CountersBuffer, LandingFailures } from '@skippr/state'
 import type { Wal, WalBatch } from '@skippr/wal'
 import type { Logger } from 'pino'
 import {
@@ -71,7 +71,7 @@ export interface ForwarderOptions {
   readonly schemas: SchemaRegistry
   readonly progress: RunProgress
   /** The pipeline's saved committed/landed counters (`SHOW STATS`). */
-  readonly counters: PipelineCounters
+  readonly counters: CountersBuffer
   /** Where failed attempts are recorded for `SHOW PIPELINE`. */
   readonly landingFailures: LandingFailures
   readonly logger: Logger

@@ -26,6 +26,7 @@ import {
   type SourceDefinition,
 } from '@skippr/connector-api'
 import {
+  CountersBuffer,
   isLocalOwnerGone,
   LEASE_UNAVAILABLE,
   type Lease,
@@ -242,6 +243,12 @@ async function runSync(
       logger: connectorLogger(logger),
     })
     cleanups.push(() => wal.close())
+    // SHOW STATS's counters, written together every COUNTERS_INTERVAL_MS and at the end of the run.
+    const counters = new CountersBuffer(state.counters, {
+      intervalMs: COUNTERS_INTERVAL_MS,
+      onError: (error) => logger.warn({ err: error }, 'writing the counters failed; trying again'),
+    })
+    cleanups.push(() => counters.close())
 
     const { sink, deadletterSink } = options
     const lander =
@@ -256,7 +263,7 @@ async function runSync(
           deadletterSink && (async () => deadletterSink.definition.create(deadletterSink.config, context)),
         schemas,
         progress,
-        counters: state.counters,
+        counters,
         landingFailures: state.landingFailures,
         logger,
         chaos,
@@ -300,11 +307,9 @@ async function runSync(
             bytes: partBytes(part.body),
           })),
         )
-        // The batch is durable: the lander may land it while its counters are written (each batch
-        // counts once, in whichever order the two records reach the state store).
-        const counted = state.counters.recordCommitted(id, batch.parts)
+        // The batch is durable: counted (written with the interval's others), and the lander may land it.
+        await counters.recordCommitted(id, batch.parts)
         lander?.committed()
-        await counted
         const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
         logger.debug(
           { batch: batchKey(id), rows, bytes: bodyBytes(batch), offset: batch.offset },
@@ -456,6 +461,12 @@ function bodyBytes(batch: BatchInput): number {
 function partBytes(body: Uint8Array | readonly Uint8Array[]): number {
   return body instanceof Uint8Array ? body.length : body.reduce((sum, chunk) => sum + chunk.length, 0)
 }
+
+/**
+ * How long counted batches wait for their write to the state store: one write for the batches of
+ * the interval instead of two per batch. The counters lag by at most this (never run ahead).
+ */
+const COUNTERS_INTERVAL_MS = 1_000
 
 /** Batches a destination may hold on the data directory's disk while it lands them. */
 const LANDING_BATCHES = 3
