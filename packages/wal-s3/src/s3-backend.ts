@@ -94,6 +94,7 @@ class S3Backend implements WalBackend {
   private pendingBytes = 0
   private broken: Error | undefined
   private appending: Promise<unknown> = Promise.resolve()
+  private scratch = Buffer.alloc(0)
   private deleting: Promise<unknown> = Promise.resolve()
 
   constructor(
@@ -113,18 +114,36 @@ class S3Backend implements WalBackend {
   }
 
   append(payload: Payload): Promise<bigint> {
-    const body = payload instanceof Uint8Array ? payload : Buffer.concat(payload as readonly Uint8Array[])
+    const pieces = payload instanceof Uint8Array ? [payload] : (payload as readonly Uint8Array[])
+    const size = pieces.reduce((sum, piece) => sum + piece.length, 0)
     if (this.broken) return Promise.reject(this.broken)
-    if (this.pendingBytes > 0 && this.pendingBytes + body.length > this.options.maxTotalBytes) {
+    if (this.pendingBytes > 0 && this.pendingBytes + size > this.options.maxTotalBytes) {
       return Promise.reject(
         new SlotFullError(
           `${this.pendingBytes} bytes of unlanded frames in ${this.location}, cap ${this.options.maxTotalBytes}`,
         ),
       )
     }
-    const appended = this.appending.then(() => this.put(body))
+    const appended = this.appending.then(() => this.put(this.joined(pieces, size)))
     this.appending = appended.catch(() => {})
     return appended
+  }
+
+  /**
+   * The frame as one buffer for its PUT: a piece alone as it is, pieces copied into one buffer
+   * kept for the next frame. Appends run one at a time and a PUT (with the SDK's retries) is over
+   * before the next frame is copied, so the bytes never change under a request, and no 10 MB
+   * buffer per commit is left for the collector.
+   */
+  private joined(pieces: readonly Uint8Array[], size: number): Uint8Array {
+    if (pieces.length === 1) return pieces[0] as Uint8Array
+    if (this.scratch.length < size) this.scratch = Buffer.allocUnsafe(size)
+    let at = 0
+    for (const piece of pieces) {
+      this.scratch.set(piece, at)
+      at += piece.length
+    }
+    return this.scratch.subarray(0, size)
   }
 
   private async put(body: Uint8Array): Promise<bigint> {
