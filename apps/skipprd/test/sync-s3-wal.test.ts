@@ -112,6 +112,22 @@ describe('WAL_STORAGE=s3 with the dynamodb state store', () => {
     )
     expect(n).toBeGreaterThan(0)
     expect(u).toBe(n)
+    // SHOW PIPELINE and df, from yet another host, see the same pending batches.
+    const show = await runCli(['query', '--plain', '-s', 'SHOW PIPELINE bikehire'], {
+      cwd: p.dir,
+      env: newHost(),
+    })
+    expect(show.stderr).toBe('')
+    expect(JSON.parse(show.stdout)).toMatchObject({ wal: { pending_batches: expect.any(Number) } })
+    expect(
+      (JSON.parse(show.stdout) as { wal: { pending_batches: number } }).wal.pending_batches,
+    ).toBeGreaterThan(0)
+    const frame = await runCli(['df', '-p', 'bikehire', '--namespace', 'rentals'], {
+      cwd: p.dir,
+      env: newHost(),
+    })
+    expect(frame.stderr).toBe('')
+    expect((JSON.parse(frame.stdout) as { rows: unknown[] }).rows).toHaveLength(n as number)
 
     // The destination is free again: everything lands once.
     const fixed = await sync(newHost())
