@@ -4,37 +4,18 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import {
-  CountersBuffer,
-  LmdbBackend,
-  type PutCondition,
-  type PutResult,
-  type StateBackend,
-  StateStore,
-} from '../src/index.js'
+import { CountersBuffer, LmdbBackend, type PutCondition, type PutResult, StateStore } from '../src/index.js'
 import type { JsonValue } from '../src/json.js'
+import { DelegatingBackend } from './delegating-backend.js'
 
 /** The real embedded backend, counting puts and failing them on demand. */
-class CountingBackend implements StateBackend {
+class CountingBackend extends DelegatingBackend {
   puts = 0
   failing = false
-  constructor(private readonly inner: StateBackend) {}
-  get(key: string) {
-    return this.inner.get(key)
-  }
-  async put(key: string, value: JsonValue, condition?: PutCondition): Promise<PutResult> {
+  override async put(key: string, value: JsonValue, condition?: PutCondition): Promise<PutResult> {
     if (this.failing) throw new Error('store unavailable')
     this.puts++
     return this.inner.put(key, value, condition)
-  }
-  delete(key: string) {
-    return this.inner.delete(key)
-  }
-  list(prefix: string) {
-    return this.inner.list(prefix)
-  }
-  close() {
-    return this.inner.close()
   }
 }
 

@@ -10,10 +10,10 @@ import {
   type PutCondition,
   type PutResult,
   STALE_FENCE,
-  type StateBackend,
   StateStore,
 } from '../src/index.js'
 import type { JsonValue } from '../src/json.js'
+import { DelegatingBackend } from './delegating-backend.js'
 import { tempDataDir } from './helpers.js'
 
 /** Lease TTL for these tests; every wait below is a multiple of it. Raise it on a slow machine. */
@@ -232,13 +232,8 @@ describe('writer lease', () => {
 })
 
 /** A real backend whose next put on a key can be held back, to place a takeover inside a write. */
-class GatedBackend implements StateBackend {
-  private readonly inner: StateBackend
+class GatedBackend extends DelegatingBackend {
   private gate: { suffix: string; reached: () => void; opened: Promise<void> } | undefined
-
-  constructor(inner: StateBackend) {
-    this.inner = inner
-  }
 
   pauseNextPut(suffix: string): { reached: Promise<void>; resume: () => void } {
     let reached!: () => void
@@ -250,11 +245,7 @@ class GatedBackend implements StateBackend {
     return { reached: reachedPromise, resume }
   }
 
-  get(key: string) {
-    return this.inner.get(key)
-  }
-
-  async put(key: string, value: JsonValue, condition?: PutCondition): Promise<PutResult> {
+  override async put(key: string, value: JsonValue, condition?: PutCondition): Promise<PutResult> {
     const gate = this.gate
     if (gate !== undefined && key.endsWith(gate.suffix)) {
       this.gate = undefined
@@ -262,17 +253,5 @@ class GatedBackend implements StateBackend {
       await gate.opened
     }
     return this.inner.put(key, value, condition)
-  }
-
-  delete(key: string) {
-    return this.inner.delete(key)
-  }
-
-  list(prefix: string) {
-    return this.inner.list(prefix)
-  }
-
-  close() {
-    return this.inner.close()
   }
 }
