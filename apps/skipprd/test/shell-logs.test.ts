@@ -9,6 +9,8 @@ import { postgresSink } from './support/file-sync.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 const ROWS = 30_000
+/** Rows enough for a run to outlast a few lease heartbeats. */
+const RENEWAL_ROWS = 600_000
 const BATCH_KEY = /^bikehire\/[0-9a-f]{16}\/\d{12}$/
 
 interface LogLine {
@@ -38,8 +40,12 @@ const sync = (level: string, env: Record<string, string> = {}) =>
     env: { BUFFER_THRESHOLD_BYTES: '500000', ...env },
   })
 
-it('debug: each batch committed and landed, by its key', { timeout: 60_000 }, async () => {
-  const result = await sync('debug')
+it('debug: each batch committed and landed, by its key, and each lease renewal', {
+  timeout: 60_000,
+}, async () => {
+  // A heartbeat every 400 ms (a TTL of 1.2 s), over a run of a few seconds.
+  await p.write('skippr.yml', bikehireConfig({ rows: RENEWAL_ROWS }))
+  const result = await sync('debug', { SKIPPR_LEASE_TTL_SECONDS: '1.2' })
   expect(result.code).toBe(0)
   const logs = logLines(result.stderr)
   const committed = logs.filter((l) => l.msg === 'batch committed')
@@ -57,9 +63,14 @@ it('debug: each batch committed and landed, by its key', { timeout: 60_000 }, as
       sink: 'warehouse',
       sink_type: 'Duckdb',
     })
+  const renewals = logs.filter((l) => l.msg === 'writer lease renewed')
+  expect(renewals.length).toBeGreaterThan(0)
+  for (const line of renewals) expect(line).toMatchObject({ level: 20, pipeline: 'bikehire', fence: '1' })
   const rowsBy = (lines: LogLine[]) => new Map(lines.map((l) => [l.batch, l.rows]))
   expect(rowsBy(landed)).toEqual(rowsBy(committed))
-  expect([...rowsBy(committed).values()].reduce((sum: number, rows) => sum + Number(rows), 0)).toBe(ROWS)
+  expect([...rowsBy(committed).values()].reduce((sum: number, rows) => sum + Number(rows), 0)).toBe(
+    RENEWAL_ROWS,
+  )
 
   const info = await sync('info', { SKIPPR_LEASE_WAIT_SECONDS: '0' })
   expect(info.code).toBe(0)

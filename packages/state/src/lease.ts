@@ -47,6 +47,8 @@ export interface AcquireLeaseOptions {
   readonly heartbeatIntervalMs?: number
   /** Called once when the lease is found lost: taken over, or no successful heartbeat for ttlMs. */
   readonly onLost?: (error: StateError) => void
+  /** Called after each successful heartbeat (for a debug line per renewal). */
+  readonly onRenewed?: (lease: Lease) => void
   /**
    * Answers true when a live-looking holder is known to be gone (e.g. `isLocalOwnerGone`: its
    * process on this host no longer exists), so the lease is taken over now instead of after ttlMs.
@@ -215,7 +217,8 @@ export async function checkFence(
   if (record.released) throw new StaleFenceError(pipeline, token, 'the lease was released')
 }
 
-interface LeaseInit extends Pick<AcquireLeaseOptions, 'owner' | 'heartbeatIntervalMs' | 'onLost'> {
+interface LeaseInit
+  extends Pick<AcquireLeaseOptions, 'owner' | 'heartbeatIntervalMs' | 'onLost' | 'onRenewed'> {
   readonly clock: LeaseClock
   readonly backend: StateBackend
   readonly key: string
@@ -241,6 +244,7 @@ export class Lease {
   private readonly backend: StateBackend
   private readonly key: string
   private readonly onLost: ((error: StateError) => void) | undefined
+  private readonly onRenewed: ((lease: Lease) => void) | undefined
   private readonly registry: Set<Lease> | undefined
   private state: 'held' | 'released' | 'lost' = 'held'
   private lostError: StateError | undefined
@@ -261,6 +265,7 @@ export class Lease {
     this.clock = init.clock
     this.validFrom = init.validFrom
     this.onLost = init.onLost
+    this.onRenewed = init.onRenewed
     this.registry = init.registry
     const interval = init.heartbeatIntervalMs ?? Math.floor(init.ttlMs / 3)
     if (interval > 0) {
@@ -294,6 +299,7 @@ export class Lease {
       }),
     )
     this.validFrom = Math.max(this.validFrom, sentAt)
+    this.onRenewed?.(this)
   }
 
   /** Throws LEASE_LOST unless the store still shows this lease as the current one. */

@@ -221,6 +221,16 @@ describe('writer lease', () => {
     expect(watch.seen).toBeUndefined()
   })
 
+  it('tells the holder of each renewal', async () => {
+    const p = await pipeline()
+    const renewed = vi.fn()
+    const lease = await p.acquireLease({ owner: 'a', ttlMs: TTL, heartbeatIntervalMs: 0, onRenewed: renewed })
+    await lease.heartbeat()
+    await lease.heartbeat()
+    expect(renewed).toHaveBeenCalledTimes(2)
+    expect(renewed.mock.calls[0]?.[0]).toBe(lease)
+  })
+
   it('stops heartbeat timers when the store closes', async () => {
     const store = await openStateStore({ dataDir: await tempDataDir() })
     const onLost = vi.fn()

@@ -156,6 +156,11 @@ function takeLease(
     ...(options.leaseTtlMs !== undefined && { ttlMs: options.leaseTtlMs }),
     ...(options.leaseWatch && { watch: options.leaseWatch }),
     onLost: (error) => failed.abort(error),
+    onRenewed: (lease) =>
+      options.logger.debug(
+        { pipeline: options.settings.name, fence: lease.token.toString() },
+        'writer lease renewed',
+      ),
   })
 }
 
