@@ -16,6 +16,11 @@ export class FrameKeys {
     this.pipelinePrefix = `${base}wal/${encodeURIComponent(workspace)}/${slotName(pipeline)}/`
   }
 
+  /** Where a pipeline's WAL is, for messages: `s3://<bucket>/<prefix>wal/<workspace>/<pipeline>/`. */
+  location(bucket: string): string {
+    return `s3://${bucket}/${this.pipelinePrefix}`
+  }
+
   logPrefix(log: string): string {
     return `${this.pipelinePrefix}${log}/`
   }

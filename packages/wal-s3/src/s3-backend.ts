@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto'
 import { SlotFullError } from '@skippr/sf'
 import type { Payload } from '@skippr/sf/slot'
 import type { BackendOptions, WalBackend, WalFrame, WalMeta } from '@skippr/wal'
+import { WalCorruptError } from '@skippr/wal'
 import type { Bucket } from './bucket.js'
 import { WalFencedError } from './errors.js'
 import type { FrameKeys } from './frame-keys.js'
@@ -42,7 +43,8 @@ export async function readRecord(records: LogRecordStore, where: string): Promis
   const stored = await records.read()
   if (stored === undefined) return undefined
   const record = decodeRecord(stored.value)
-  if (record === undefined) throw new WalFencedError(where)
+  if (record === undefined)
+    throw new WalCorruptError(where, 'its record in the state store is not one this version wrote')
   return { record, version: stored.version }
 }
 
@@ -55,7 +57,7 @@ export async function openS3Backend(
   await bucket.check()
   const id = newId()
   for (let attempt = 0; ; attempt++) {
-    const stored = await readRecord(records, bucket.where)
+    const stored = await readRecord(records, keys.location(bucket.name))
     const current: LogRecord = stored?.record ?? { log: newId(), ackedFsn: 0n, meta: undefined, writers: [] }
     const pending = await publishedFrames(bucket, keys, current)
     const last = pending.at(-1)?.fsn ?? current.ackedFsn
@@ -80,7 +82,7 @@ export async function openS3Backend(
       return backend
     }
     // Another open raced this one (the lease makes that rare): look again.
-    if (attempt === 3) throw new WalFencedError(bucket.where)
+    if (attempt === 3) throw new WalFencedError(keys.location(bucket.name))
   }
 }
 
@@ -106,7 +108,7 @@ class S3Backend implements WalBackend {
     private stored: StoredRecord,
     pending: readonly FrameObject[],
   ) {
-    this.location = `${bucket.where}/${keys.pipelinePrefix}`
+    this.location = keys.location(bucket.name)
     this.maxFrameBytes = Math.min(options.bytesPerFile, MAX_FRAME_BYTES)
     this.ackedFsn = stored.record.ackedFsn
     this.publishedFsn = pending.at(-1)?.fsn ?? this.ackedFsn
@@ -249,7 +251,7 @@ class S3Backend implements WalBackend {
   /** One conditional write; a version that moved means another writer opened the log since. */
   private async writeRecord(record: LogRecord): Promise<void> {
     if (!(await this.records.write(encodeRecord(record), this.stored.version))) {
-      this.broken = new WalFencedError(this.bucket.where)
+      this.broken = new WalFencedError(this.location)
       throw this.broken
     }
     this.stored = { record, version: this.stored.version + 1 }

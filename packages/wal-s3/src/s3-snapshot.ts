@@ -17,18 +17,18 @@ export class S3SnapshotSource implements WalSnapshotSource {
     private readonly keys: FrameKeys,
     private readonly records: LogRecordStore,
   ) {
-    this.location = `${bucket.where}/${keys.pipelinePrefix}`
+    this.location = keys.location(bucket.name)
   }
 
   async readMeta(): Promise<WalMeta | undefined> {
-    return (await readRecord(this.records, this.bucket.where))?.record.meta
+    return (await readRecord(this.records, this.location))?.record.meta
   }
 
   async openLog(): Promise<WalLogSnapshot> {
-    const record = (await readRecord(this.records, this.bucket.where))?.record
+    const record = (await readRecord(this.records, this.location))?.record
     if (record === undefined) return emptyLog
     const frames = await publishedFrames(this.bucket, this.keys, record)
-    const ackedNow = async () => (await readRecord(this.records, this.bucket.where))?.record.ackedFsn ?? 0n
+    const ackedNow = async () => (await readRecord(this.records, this.location))?.record.ackedFsn ?? 0n
     return {
       ackedFsn: record.ackedFsn,
       frames: (fromFsn) =>
