@@ -108,7 +108,8 @@ export class SyncMetrics {
   private readonly pipelines = new Map<string, PipelineView>()
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry })
+    // The event-loop delay monitor samples every 100 ms, not every 10 ms: a sync keeps its event loop busy.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 })
     for (const metric of this.views()) this.registry.registerMetric(metric as never)
   }
 
