@@ -135,6 +135,17 @@ program
     process.exitCode = await connect(direction, kind, command.args.slice(2), command.optsWithGlobals())
   })
 
+program
+  .command('serve')
+  .description("Not in this build: the vendor's Iceberg REST and Flight SQL server")
+  .exitOverride()
+  .action(() => {
+    process.stderr.write(
+      '[skippr] serve is not in this build (the Iceberg REST catalog and Flight SQL server are out of scope): read pipelines with skipprd query or skipprd df\n',
+    )
+    process.exitCode = 1
+  })
+
 /** A bad command line is one line on stderr: commander's message (and its suggestion), and where help is. */
 function usageLine(message: string): string {
   return `${message.trim().split('\n').join(' ')} (run skipprd --help for usage)\n`

@@ -143,6 +143,16 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
     )
   })
 
+  it('serve: one line saying it is not in this build, exit 1', async () => {
+    const result = await runCli(['serve'], { cwd: p.dir })
+    expect(result).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr:
+        '[skippr] serve is not in this build (the Iceberg REST catalog and Flight SQL server are out of scope): read pipelines with skipprd query or skipprd df\n',
+    })
+  })
+
   it('unknown store type', async () => {
     const result = await runCli(['sync', '-p', 'bikehire', '--once', '--store-type', 'dynamo'], {
       cwd: p.dir,
