@@ -89,6 +89,11 @@ export interface PipelineRunOptions {
    * over once this process has seen it unchanged for the TTL.
    */
   readonly leaseWatch?: LeaseWatch
+  /**
+   * A run of a long-running every-pipeline sync (`once` per round): a stop signal ends it as a
+   * long-running sync ends, landing for the grace period, as a clean stop rather than a failure.
+   */
+  readonly stopEndsCleanly?: boolean
 }
 
 export type PipelineRunResult =
@@ -103,6 +108,8 @@ export type PipelineRunResult =
       readonly elapsedMs: number
     }
   | { readonly status: 'skipped'; readonly reason: SkipReason }
+  /** A stop signal ended the run (`stopEndsCleanly`): what it committed and did not land stays in the WAL. */
+  | { readonly status: 'stopped' }
 
 export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunResult> {
   const { settings } = options
@@ -282,7 +289,7 @@ async function runSync(
     // not leave the last rows for the next start; a second signal quits at once (commands/common.ts).
     let grace: NodeJS.Timeout | undefined
     const stopLanding = (): void => {
-      if (options.once) lander?.stop()
+      if (options.once && !options.stopEndsCleanly) lander?.stop()
       else grace = setTimeout(() => lander?.stop(), STOP_GRACE_MS)
     }
     options.stop.addEventListener('abort', stopLanding, { once: true })
@@ -342,7 +349,7 @@ async function runSync(
     throwIfFailed(failed.signal)
     // Stopped before the source was read to its end (a pipeline without data_sink has no lander
     // to tell): whatever the signal, --once did not do its job.
-    if (options.once && options.stop.aborted)
+    if (options.once && options.stop.aborted && !options.stopEndsCleanly)
       throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
     listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'done' })
 
@@ -351,8 +358,12 @@ async function runSync(
     lander?.finish()
     const drained = (await landing) ?? true
     throwIfFailed(failed.signal)
-    if (!drained && options.once)
+    if (!drained && options.once && !options.stopEndsCleanly)
       throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
+    if (options.stopEndsCleanly && options.stop.aborted) {
+      logger.info({ landed_all: drained }, 'sync stopped')
+      return { status: 'stopped' }
+    }
     listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'done' })
 
     const startedAt = new Date(progress.startedAt)

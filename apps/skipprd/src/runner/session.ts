@@ -106,7 +106,7 @@ function walSettings(file: ConfigFile, settings: PipelineSettings): WalSettings 
 export function syncPipeline(
   environment: RunEnvironment,
   pipeline: ResolvedPipeline,
-  options: { once: boolean; honourFrequency: boolean; leaseWatch?: LeaseWatch },
+  options: { once: boolean; honourFrequency: boolean; leaseWatch?: LeaseWatch; stopEndsCleanly?: boolean },
 ): Promise<PipelineRunResult> {
   const { file, logger } = environment
   const env = file.env
@@ -130,6 +130,7 @@ export function syncPipeline(
     leaseWaitMs: optionalMs(env, 'SKIPPR_LEASE_WAIT_SECONDS'),
     leaseTtlMs: optionalMs(env, 'SKIPPR_LEASE_TTL_SECONDS'),
     ...(options.leaseWatch && { leaseWatch: options.leaseWatch }),
+    ...(options.stopEndsCleanly && { stopEndsCleanly: true }),
   })
 }
 
@@ -160,6 +161,8 @@ export async function syncEveryPipeline(environment: RunEnvironment, once: boole
         await syncPipeline(environment, pipeline, {
           once: true,
           honourFrequency: true,
+          // Without --once the process is long-running: a stop is a clean stop, in a run or between.
+          stopEndsCleanly: !once,
           ...(leaseWatch && { leaseWatch }),
         })
       } catch (error) {
