@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { makeBatch } from '@skippr/conformance'
-import { hasCode, type NamespaceSchema, type Sink } from '@skippr/connector-api'
+import type { NamespaceSchema, Sink } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DUCKDB_READ_FAILED, DUCKDB_UNAVAILABLE, DuckdbSink } from '../src/index.js'
 import { query, type TempWarehouse, tempWarehouse } from './helpers.js'
@@ -48,15 +48,6 @@ async function land(ids: number[], seq = 1): Promise<void> {
   await sink.close()
 }
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  return promise.then(
-    () => {
-      throw new Error('expected a failure')
-    },
-    (error: Error) => error,
-  )
-}
-
 describe('check', () => {
   it('before the first write: passes, and creates neither the file nor its directory', async () => {
     const sink = new DuckdbSink(
@@ -78,9 +69,10 @@ describe('check', () => {
     )
     try {
       await new Promise((resolve) => holder.stdout.once('data', resolve))
-      const error = await rejection(open().check())
-      expect(hasCode(error, DUCKDB_UNAVAILABLE)).toBe(true)
-      expect(error.message).toContain(warehouse.file)
+      await expect(open().check()).rejects.toMatchObject({
+        code: DUCKDB_UNAVAILABLE,
+        message: expect.stringContaining(warehouse.file),
+      })
     } finally {
       holder.kill('SIGKILL')
       await new Promise((resolve) => holder.once('exit', resolve))
@@ -125,8 +117,9 @@ describe('count and duplicates', () => {
 
   it('name the table when the key is no column of it', async () => {
     await land([1])
-    const error = await rejection(open().duplicates('orders', ['nope']))
-    expect(hasCode(error, DUCKDB_READ_FAILED)).toBe(true)
-    expect(error.message).toContain('"main"."orders"')
+    await expect(open().duplicates('orders', ['nope'])).rejects.toMatchObject({
+      code: DUCKDB_READ_FAILED,
+      message: expect.stringContaining('"main"."orders"'),
+    })
   })
 })

@@ -1,5 +1,5 @@
 /** `check` and `count` against the real PostgreSQL: what `skipprd doctor` and `verify` ask the source. */
-import { hasCode, parseConnectorConfig, silentLogger } from '@skippr/connector-api'
+import { parseConnectorConfig, silentLogger } from '@skippr/connector-api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PostgresSourceConfig } from '../src/index.js'
 import { source as definition, PostgresSource, SOURCE_UNAVAILABLE, TABLE_NOT_FOUND } from '../src/index.js'
@@ -27,15 +27,6 @@ function open(tables: string[], url = PG_URL): PostgresSource {
   return source
 }
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  return promise.then(
-    () => {
-      throw new Error('expected a failure')
-    },
-    (error: Error) => error,
-  )
-}
-
 describe('check', () => {
   it('connects and finds every configured table', async () => {
     await db.sql('CREATE TABLE items (id int PRIMARY KEY)')
@@ -44,16 +35,17 @@ describe('check', () => {
 
   it('names a configured table that does not exist', async () => {
     await db.sql('CREATE TABLE items (id int PRIMARY KEY)')
-    const error = await rejection(open(['items', 'gone']).check())
-    expect(hasCode(error, TABLE_NOT_FOUND)).toBe(true)
-    expect(error.message).toContain(`${db.schema}.gone`)
+    await expect(open(['items', 'gone']).check()).rejects.toMatchObject({
+      code: TABLE_NOT_FOUND,
+      message: expect.stringContaining(`${db.schema}.gone`),
+    })
   })
 
   it('names the server, without its password, when nothing listens there', async () => {
-    const error = await rejection(open(['items'], 'postgres://app:s3cret-pw@127.0.0.1:1/test').check())
-    expect(hasCode(error, SOURCE_UNAVAILABLE)).toBe(true)
-    expect(error.message).toContain('postgres://app@127.0.0.1:1/test')
-    expect(error.message).not.toContain('s3cret-pw')
+    await expect(open(['items'], 'postgres://app:s3cret-pw@127.0.0.1:1/test').check()).rejects.toMatchObject({
+      code: SOURCE_UNAVAILABLE,
+      message: expect.stringMatching(/^(?!.*s3cret-pw).*postgres:\/\/app@127\.0\.0\.1:1\/test/s),
+    })
   })
 })
 

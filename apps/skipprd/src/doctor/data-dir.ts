@@ -7,7 +7,7 @@
 import { mkdtemp, rm, stat, statfs } from 'node:fs/promises'
 import path from 'node:path'
 import type { PipelineSettings } from '../config/settings.js'
-import { formatBytes } from '../output/progress.js'
+import { formatBytes } from '../output/bytes.js'
 import { type Check, failed, messageOf, passed } from './check.js'
 
 /** One check per data dir: `data_dir` when the checked pipelines share one, else `data_dir:<pipeline>`. */

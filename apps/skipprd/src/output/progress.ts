@@ -5,6 +5,7 @@
  */
 import { type DefaultRenderer, Listr, type ListrTaskWrapper, type SimpleRenderer } from 'listr2'
 import type { Phase, RunProgress } from '../runner/events.js'
+import { formatBytes } from './bytes.js'
 import type { Reporter } from './reporter.js'
 import { textLine } from './text.js'
 
@@ -115,17 +116,6 @@ function namespaceLines(progress: RunProgress): string[] {
 
 function count(n: number): string {
   return n.toLocaleString('en-US')
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000
-    unit++
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`
 }
 
 function deferred(): Deferred {
