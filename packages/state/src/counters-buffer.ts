@@ -6,7 +6,13 @@
  * before a write leaves the batches since the last one uncounted, so the counters may lag (by
  * at most `intervalMs` of batches while it runs), never run ahead.
  */
-import type { CountedBatch, CountedEntry, CountedPart, PipelineCounters } from './pipeline-counters.js'
+import {
+  type CountedBatch,
+  type CountedEntry,
+  type CountedPart,
+  type PipelineCounters,
+  partCounts,
+} from './pipeline-counters.js'
 
 export interface CountersBufferOptions {
   /** The longest counted batches wait for their write. */
@@ -27,12 +33,12 @@ export class CountersBuffer {
 
   /** Counts a committed batch; written within `intervalMs`. */
   recordCommitted(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
-    return this.add({ kind: 'committed', id, parts })
+    return this.add({ kind: 'committed', id, parts: partCounts(parts) })
   }
 
   /** Counts a landed batch; written within `intervalMs`. */
   recordLanded(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
-    return this.add({ kind: 'landed', id, parts })
+    return this.add({ kind: 'landed', id, parts: partCounts(parts) })
   }
 
   /** Writes what is counted so far (after any write under way). Rejects if that write fails. */

@@ -40,6 +40,7 @@ export type {
   CountedEntry,
   CountedPart,
   NamespaceCounts,
+  PartCount,
   PipelineCounters,
 } from './pipeline-counters.js'
 export type { SavedSchema } from './schemas.js'

@@ -42,11 +42,19 @@ export interface CountedPart {
 
 type Kind = 'committed' | 'landed'
 
+/** What a part adds to the counters: its sizes, without its body. */
+export interface PartCount {
+  readonly namespace: string
+  readonly rows: number
+  readonly bytes: number
+  readonly deadletters?: number
+}
+
 /** One batch to count: committed to the WAL, or landed. */
 export interface CountedEntry {
   readonly kind: Kind
   readonly id: CountedBatch
-  readonly parts: readonly CountedPart[]
+  readonly parts: readonly PartCount[]
 }
 
 interface Mark {
@@ -77,12 +85,12 @@ export class PipelineCounters {
 
   /** Counts a batch that `wal.commit()` made durable. */
   recordCommitted(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
-    return this.recordAll([{ kind: 'committed', id, parts }])
+    return this.recordAll([{ kind: 'committed', id, parts: partCounts(parts) }])
   }
 
   /** Counts a batch that `wal.markLanded()` recorded as landed. */
   recordLanded(id: CountedBatch, parts: readonly CountedPart[]): Promise<void> {
-    return this.recordAll([{ kind: 'landed', id, parts }])
+    return this.recordAll([{ kind: 'landed', id, parts: partCounts(parts) }])
   }
 
   /** Counts per namespace; a namespace never counted is absent. */
@@ -132,7 +140,7 @@ export class PipelineCounters {
 function added(
   namespaces: Record<string, NamespaceCounts>,
   kind: Kind,
-  parts: readonly CountedPart[],
+  parts: readonly PartCount[],
 ): Record<string, NamespaceCounts> {
   const out = { ...namespaces }
   for (const part of parts) {
@@ -143,16 +151,26 @@ function added(
         ? {
             ...counts,
             committedRows: counts.committedRows + part.rows,
-            committedBytes: counts.committedBytes + byteLength(part.body),
+            committedBytes: counts.committedBytes + part.bytes,
           }
         : {
             ...counts,
             landedRows: counts.landedRows + part.rows,
-            landedBytes: counts.landedBytes + byteLength(part.body),
+            landedBytes: counts.landedBytes + part.bytes,
             deadletterRows: counts.deadletterRows + (part.deadletters ?? 0),
           }
   }
   return out
+}
+
+/** The parts' sizes: a count kept for later must not keep the batch's bodies alive. */
+export function partCounts(parts: readonly CountedPart[]): PartCount[] {
+  return parts.map((part) => ({
+    namespace: part.namespace,
+    rows: part.rows,
+    bytes: byteLength(part.body),
+    ...(part.deadletters !== undefined && { deadletters: part.deadletters }),
+  }))
 }
 
 function byteLength(body: Uint8Array | readonly Uint8Array[]): number {
