@@ -5,9 +5,9 @@
  * process, and that line must be on disk first. Every line passes through the redactor. A log that
  * cannot be written (a full disk, a closed pipe) stops with one line on stderr, never the run.
  */
-import { mkdirSync, openSync, writeSync } from 'node:fs'
+import { openSync, writeSync } from 'node:fs'
 import path from 'node:path'
-import type { Logger as ConnectorLogger } from '@skippr/connector-api'
+import { type Logger as ConnectorLogger, makeDirectorySync } from '@skippr/connector-api'
 import pino, { type Level, type Logger } from 'pino'
 import type { Redactor } from './redact.js'
 
@@ -89,7 +89,7 @@ function redactingStream(
 /** The log file opened for appending, or undefined (told to `failed`) when it cannot be. */
 function openLog(file: string, failed: (error: unknown) => void): number | undefined {
   try {
-    mkdirSync(path.dirname(file), { recursive: true })
+    makeDirectorySync(path.dirname(file))
     return openSync(file, 'a')
   } catch (error) {
     failed(error)

@@ -13,7 +13,7 @@ export {
   deadletterNamespace,
   deadletterSchema,
 } from './deadletter.js'
-export { makeDirectory } from './directory.js'
+export { makeDirectory, makeDirectorySync } from './directory.js'
 export type { RowCountCheck } from './errors.js'
 export {
   BAD_RECORD,

@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { makeDirectory } from '../src/index.js'
+import { makeDirectory, makeDirectorySync } from '../src/index.js'
 
 describe('makeDirectory', () => {
   it('makes the missing levels and returns the first it made; an existing directory is fine', async () => {
@@ -24,6 +24,7 @@ describe('makeDirectory', () => {
     'fails fast under /proc, where recursive mkdir never returns',
     async () => {
       await expect(makeDirectory('/proc/skippr-test/warehouse')).rejects.toMatchObject({ code: 'ENOENT' })
+      expect(() => makeDirectorySync('/proc/state')).toThrow(expect.objectContaining({ code: 'ENOENT' }))
     },
   )
 })

@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { makeDirectorySync } from '@skippr/connector-api'
 import type { RootDatabase } from 'lmdb'
 import type { PutCondition, PutResult, StateBackend, StateEntry, StateItem } from './backend.js'
 import { StateOpenError } from './errors.js'
@@ -33,7 +33,7 @@ export class LmdbBackend implements StateBackend {
 
   static open(dir: string): LmdbBackend {
     try {
-      mkdirSync(dir, { recursive: true })
+      makeDirectorySync(dir)
       const db = open<StateEntry, string>({
         path: path.join(dir, FILE_NAME),
         encoding: 'json',

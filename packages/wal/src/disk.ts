@@ -9,6 +9,7 @@
 import { constants } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 import path from 'node:path'
+import { makeDirectory } from '@skippr/connector-api'
 import { openSlot, openSlotSnapshot, type Payload, type Slot } from '@skippr/sf/slot'
 import type {
   BackendOptions,
@@ -41,7 +42,7 @@ export async function removeDiskReserve(dataDir: string, pipeline: string): Prom
 async function openDiskBackend(options: BackendOptions): Promise<WalBackend> {
   const sfDir = path.join(options.dataDir, 'wal')
   const senderId = slotName(options.pipeline)
-  await fsp.mkdir(sfDir, { recursive: true })
+  await makeDirectory(sfDir)
   const room = new DiskRoom(sfDir, path.join(sfDir, `${senderId}${RESERVE_SUFFIX}`), {
     bytes: options.keepFreeBytes,
     batches: options.keepFreeBatches,

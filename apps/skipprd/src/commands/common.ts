@@ -135,8 +135,7 @@ export async function runCommand(
     if (hasCode(error, STDOUT_CLOSED) && closedByReader((error as StdoutClosedError).cause)) return EXIT_OK
     logger ??= safeLogger(() => logsFor(process.env))
     logger?.error({ err: error }, `${stage} failed`)
-    if (!(typeof error === 'object' && error !== null && reported.has(error)))
-      err(`${failureLine(stage, error)}\n`)
+    if (!isReported(error)) err(`${failureLine(stage, error)}\n`)
     return EXIT_FAILURE
   } finally {
     process.off('SIGINT', onSignal)
@@ -149,6 +148,10 @@ const reported = new WeakSet<object>()
 
 export function markReported(error: unknown): void {
   if (typeof error === 'object' && error !== null) reported.add(error)
+}
+
+export function isReported(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && reported.has(error)
 }
 
 export function failureLine(stage: string, error: unknown): string {

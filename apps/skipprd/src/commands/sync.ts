@@ -13,6 +13,7 @@ import {
   EXIT_OK,
   failureLine,
   type GlobalOptions,
+  isReported,
   markReported,
   runCommand,
 } from './common.js'
@@ -61,6 +62,13 @@ async function syncRun(
     ...context,
     listener: metrics ? metrics.listening(listener) : listener,
     announce: (line: string) => context.err(`[skippr] ${line}\n`),
+    // A failure the run reported as it happened (its error event) is not said twice.
+    pipelineFailed: (pipeline: string, error: unknown) => {
+      if (isReported(error)) return
+      context.err(`${failureLine(`sync of pipeline ${pipeline}`, error)}\n`)
+      markReported(error)
+      failed.shown = true
+    },
   }
   try {
     const name = options.pipeline ?? (context.file.env.PIPELINE_NAME || undefined)

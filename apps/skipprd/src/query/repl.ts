@@ -6,10 +6,11 @@
  * Without a terminal (a script piped in) there is no prompt, statements run as they complete, and
  * the first failure ends the run with exit code 1.
  */
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import { makeDirectorySync } from '@skippr/connector-api'
 import { render, type Write } from './render.js'
 import type { QuerySession } from './sql-session.js'
 import { isBlank, splitStatements } from './statements.js'
@@ -95,7 +96,7 @@ function loadHistory(file: string): string[] {
 
 function saveHistory(file: string, line: string): void {
   try {
-    mkdirSync(path.dirname(file), { recursive: true })
+    makeDirectorySync(path.dirname(file))
     appendFileSync(file, `${line.replaceAll('\n', ' ')}\n`)
   } catch {
     // History is a convenience: a read-only home directory must not stop the prompt.

@@ -42,6 +42,8 @@ export interface RunEnvironment {
   readonly stop: AbortSignal
   /** Where chaos mode announces a kill (synchronously). */
   readonly announce: (line: string) => void
+  /** Every-pipeline mode: a pipeline's run failed, and the next pipeline's starts. */
+  readonly pipelineFailed?: (pipeline: string, error: unknown) => void
 }
 
 export interface ResolvedPipeline {
@@ -168,6 +170,7 @@ export async function syncEveryPipeline(environment: RunEnvironment, once: boole
       } catch (error) {
         failures++
         environment.logger.error({ pipeline: pipeline.settings.name, err: error }, 'pipeline sync failed')
+        environment.pipelineFailed?.(pipeline.settings.name, error)
       }
     }
     if (once || environment.stop.aborted) return failures
