@@ -14,6 +14,9 @@ interface Current {
 export class SchemaRegistry {
   private readonly latest = new Map<string, Current>()
   private readonly versions = new Map<string, NamespaceSchema>()
+  private discover: () => Promise<NamespaceSchema[]> = async () => []
+  /** The discovery run for namespaces the saved schemas lack, at most once per run. */
+  private rediscovery: Promise<void> | undefined
 
   constructor(
     private readonly state: PipelineState,
@@ -25,8 +28,13 @@ export class SchemaRegistry {
     private readonly reserved: string,
   ) {}
 
-  /** Loads the saved schemas; with none saved yet, runs `discover` and saves what it finds. */
+  /**
+   * Loads the saved schemas; with none saved yet, runs `discover` and saves what it finds. Later,
+   * rows of a namespace no saved schema has (a File source whose `namespace:` was renamed, a new
+   * table) run `discover` again, once, so a sync never needs a manual `skipprd discover`.
+   */
   async load(discover: () => Promise<NamespaceSchema[]>): Promise<void> {
+    this.discover = discover
     const saved = await this.state.listSchemas()
     for (const { namespace, version, schema } of saved)
       this.remember(namespace, version, schema as unknown as NamespaceSchema)
@@ -41,11 +49,16 @@ export class SchemaRegistry {
 
   /** The schema version a chunk's rows are laid out in, saving a new version when it changed. */
   async observe(chunk: SourceChunk): Promise<number> {
-    const current = this.latest.get(chunk.namespace)
+    let current = this.latest.get(chunk.namespace)
     if (!chunk.schema) {
+      if (!current) {
+        this.rediscovery ??= this.addUnknown()
+        await this.rediscovery
+        current = this.latest.get(chunk.namespace)
+      }
       if (!current)
         throw new Error(
-          `the source sent rows of namespace '${chunk.namespace}' without its schema; it was never discovered`,
+          `the source sent rows of namespace '${chunk.namespace}' without its schema, and its discovery does not list it`,
         )
       return current.version
     }
@@ -70,6 +83,11 @@ export class SchemaRegistry {
     const schema = saved.schema as unknown as NamespaceSchema
     this.versions.set(key(namespace, version), schema)
     return schema
+  }
+
+  /** Discovers the source again and saves the namespaces not known yet (known ones evolve by their rows). */
+  private async addUnknown(): Promise<void> {
+    for (const schema of await this.discover()) if (!this.latest.has(schema.namespace)) await this.add(schema)
   }
 
   private async add(schema: NamespaceSchema): Promise<number> {
