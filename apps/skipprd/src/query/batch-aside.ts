@@ -19,7 +19,7 @@ import {
   sourceDeadletters,
   wholeBatchDeadletters,
 } from '../runner/deadletters.js'
-import { resumePositions } from '../runner/pipeline-run.js'
+import { resumePositions } from '../runner/run-parts.js'
 import { walBackend } from '../runner/wal-backend.js'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
 import { BatchAsideError } from './errors.js'

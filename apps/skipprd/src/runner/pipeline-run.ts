@@ -1,5 +1,6 @@
 /**
- * One sync of one pipeline (the README's "Commands" and "The guarantee"), in this sequence:
+ * One sync of one pipeline (the README's "Commands" and "The guarantee"), in this sequence (the
+ * parts it runs are built in run-parts.ts, reading is ingest.ts):
  *
  * 1. skip it if disabled (before touching the source), or — when every pipeline is synced — if it
  *    ran within its sync_frequency_seconds;
@@ -15,18 +16,8 @@
  *    the lease.
  */
 import { randomUUID } from 'node:crypto'
+import { hasCode, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
 import {
-  batchKey,
-  type ConnectorContext,
-  deadletterNamespace,
-  hasCode,
-  type NamespaceSchema,
-  type SinkDefinition,
-  type Source,
-  type SourceDefinition,
-} from '@skippr/connector-api'
-import {
-  CountersBuffer,
   isLocalOwnerGone,
   LEASE_UNAVAILABLE,
   type Lease,
@@ -35,28 +26,18 @@ import {
   localOwnerId,
   type PipelineState,
 } from '@skippr/state'
-import {
-  BatchBuffer,
-  type BatchInput,
-  openWal,
-  type ResumePositions,
-  type Wal,
-  type WalDiskFullError,
-  type WalSettings,
-} from '@skippr/wal'
+import type { Wal, WalDiskFullError, WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
 import type { Env } from '../config/interpolate.js'
 import type { PipelineSettings } from '../config/settings.js'
 import type { ResolvedConnector } from '../connectors.js'
-import { InterruptedError, SourceFailedError } from '../errors.js'
-import { connectorLogger } from '../logging.js'
+import { InterruptedError } from '../errors.js'
 import type { Chaos } from './chaos.js'
-import { deadletterChunk } from './deadletters.js'
 import { RunProgress, type SkipReason, type SyncListener } from './events.js'
-import { Lander } from './lander.js'
-import { SchemaRegistry } from './schemas.js'
+import { readIntoWal } from './ingest.js'
+import type { Lander } from './lander.js'
+import { buildRun, type RunContext } from './run-parts.js'
 import { openPipelineStore } from './state-store.js'
-import { walBackend } from './wal-backend.js'
 
 /** How long a stopped long-running sync goes on landing the batches it committed. */
 const STOP_GRACE_MS = 10_000
@@ -196,12 +177,14 @@ async function runSync(
   failed: AbortController,
   leased: Lease | undefined,
 ): Promise<PipelineRunResult> {
-  const { settings, listener, chaos } = options
+  const { settings, listener } = options
   const pipeline = settings.name
   const runId = randomUUID()
   const logger = options.logger.child({ pipeline, run_id: runId })
   const progress = new RunProgress()
   const cleanups: (() => Promise<unknown>)[] = []
+  const phase = (name: 'Ingesting' | 'Finalising', step: 'start' | 'done') =>
+    listener({ type: 'phase', pipeline, runId, phase: name, state: step })
   listener({ type: 'start', pipeline, runId, progress, sink: settings.sinkEntry })
   logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
   try {
@@ -210,138 +193,20 @@ async function runSync(
     progress.lease = { token: lease.token, takeover: lease.takeover }
     logger.info({ fence: lease.token.toString() }, 'writer lease acquired')
 
-    const context: ConnectorContext = {
-      configDir: options.configDir,
-      dataDir: settings.dataDir,
-      pipeline,
-      logger: connectorLogger(logger),
-    }
-    const source = await createSource(options.source, context, pipeline)
-    cleanups.push(() => source.close())
-    const schemas = new SchemaRegistry(
-      state,
-      lease.token,
-      (schema) => discovered(schema, options, runId, logger),
-      (previous, next, version) =>
-        logger.info(
-          { namespace: next.namespace, version, fields_added: next.fields.length - previous.fields.length },
-          'schema evolved',
-        ),
-      deadletterNamespace(pipeline),
-    )
-    await schemas.load(() =>
-      source.discover().catch((error: unknown) => Promise.reject(new SourceFailedError(pipeline, error))),
-    )
-
-    const walSettings = options.wal
-    const wal = await openWal({
-      pipeline,
-      dataDir: settings.dataDir,
-      backend: walBackend(settings, state),
-      bytesPerFile: walSettings.bytesPerFile,
-      maxDelaySeconds: walSettings.maxDelaySeconds,
-      positions: resumePositions(state, lease.token),
-      // One batch handed to the lander from memory: the first lands without being read back and
-      // checked (about 20 ms of a busy event loop before the destination gets any work). More would
-      // hold 10 MB each while they wait behind slower landings.
-      keepBatches: 1,
-      maxTotalBytes: walSettings.maxTotalBytes,
-      // Without a destination nothing lands: at the cap the run stops rather than wait for ever.
-      whenFull: options.sink ? 'wait' : 'fail',
-      // Room for landing on a full disk: the WAL's own needs, and load files of the batches a
-      // destination lands or holds (the DuckDB sink writes them under the data directory, up to three:
-      // packages/sink-duckdb/src/sink.ts).
-      keepFreeBatches: options.sink ? LANDING_BATCHES : 0,
-      logger: connectorLogger(logger),
-    })
-    cleanups.push(() => wal.close())
-    // SHOW STATS's counters, written together every COUNTERS_INTERVAL_MS and at the end of the run.
-    const counters = new CountersBuffer(state.counters, {
-      intervalMs: COUNTERS_INTERVAL_MS,
-      onError: (error) => logger.warn({ err: error }, 'writing the counters failed; trying again'),
-    })
-    cleanups.push(() => counters.close())
-
-    const { sink, deadletterSink } = options
-    const lander =
-      sink &&
-      new Lander({
-        wal,
-        pipeline,
-        fence: lease.token,
-        openSink: async () => sink.definition.create(sink.config, context),
-        sinkName: { entry: sink.entry, type: sink.type },
-        openDeadletterSink:
-          deadletterSink && (async () => deadletterSink.definition.create(deadletterSink.config, context)),
-        schemas,
-        progress,
-        counters,
-        landingFailures: state.landingFailures,
-        logger,
-        chaos,
-        retryBudgetMs: options.once ? options.retryBudgetMs : undefined,
-        batchBytes: walSettings.bufferThresholdBytes,
-      })
-    const landing = lander?.run()
-    landing?.catch((error: unknown) => failed.abort(error))
-    // A stop under --once ends landing at once. A long-running sync commits its buffer on a stop
-    // (below) and goes on landing what it committed for STOP_GRACE_MS, so a scheduler's stop does
-    // not leave the last rows for the next start; a second signal quits at once (commands/common.ts).
-    let grace: NodeJS.Timeout | undefined
-    const stopLanding = (): void => {
-      if (options.once && !options.stopEndsCleanly) lander?.stop()
-      else grace = setTimeout(() => lander?.stop(), STOP_GRACE_MS)
-    }
-    options.stop.addEventListener('abort', stopLanding, { once: true })
-    cleanups.push(async () => {
-      options.stop.removeEventListener('abort', stopLanding)
-      clearTimeout(grace)
-      lander?.stop()
-      await landing?.catch(() => {})
-    })
-
     const reading = AbortSignal.any([options.stop, failed.signal])
-    const waitForRoom = (): void => {
-      progress.backpressureStalls++
-      logger.debug('the WAL is at WAL_MAX_TOTAL_BYTES: reading waits for landed batches to free room')
-      lander?.sourceWaiting()
-    }
-    const buffer = new BatchBuffer({
-      thresholdBytes: walSettings.bufferThresholdBytes,
-      thresholdSeconds: walSettings.bufferThresholdSeconds,
-      commit: async (batch) => {
-        const id = await wal.commit(batch, { signal: reading, onFull: waitForRoom })
-        progress.batchCommitted(
-          id.seq,
-          batch.parts.map((part) => ({
-            namespace: part.namespace,
-            rows: part.rows,
-            bytes: partBytes(part.body),
-          })),
-        )
-        // The batch is durable: counted (written with the interval's others), and the lander may land it.
-        await counters.recordCommitted(id, batch.parts)
-        lander?.committed()
-        const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
-        logger.debug(
-          { batch: batchKey(id), rows, bytes: bodyBytes(batch), offset: batch.offset },
-          'batch committed',
-        )
-        // Without a destination the WAL is where rows are written.
-        if (!sink) for (const part of batch.parts) progress.written(part.namespace, part.rows)
-        chaos.at('after-commit', batchKey(id))
-      },
-    })
+    const run = { state, options, lease, runId, logger, progress, reading, cleanups }
+    const { source, schemas, wal, lander, buffer } = await buildRun(run)
+    const landing = startLanding(lander, options, failed, cleanups)
 
-    listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'start' })
+    phase('Ingesting', 'start')
     const diskFull = await readIntoWal({
       source,
       wal,
       buffer,
       schemas,
       progress,
-      chaos,
       pipeline,
+      chaos: options.chaos,
       follow: !options.once,
       signal: reading,
     })
@@ -351,10 +216,10 @@ async function runSync(
     // to tell): whatever the signal, --once did not do its job.
     if (options.once && options.stop.aborted && !options.stopEndsCleanly)
       throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
-    listener({ type: 'phase', pipeline, runId, phase: 'Ingesting', state: 'done' })
+    phase('Ingesting', 'done')
 
     progress.phase = 'Finalising'
-    listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'start' })
+    phase('Finalising', 'start')
     lander?.finish()
     const drained = (await landing) ?? true
     throwIfFailed(failed.signal)
@@ -364,32 +229,9 @@ async function runSync(
       logger.info({ landed_all: drained }, 'sync stopped')
       return { status: 'stopped' }
     }
-    listener({ type: 'phase', pipeline, runId, phase: 'Finalising', state: 'done' })
-
-    const startedAt = new Date(progress.startedAt)
-    await state.setLastRun(startedAt, { fence: lease.token })
-    const result = {
-      status: 'completed' as const,
-      runId,
-      rowsRead: progress.rowsRead,
-      rowsWritten: progress.rowsWritten,
-      deadletterRows: progress.deadletterRows,
-      discardedRows: progress.discarded,
-      namespaces: schemas.current().length,
-      elapsedMs: progress.elapsedMs(),
-    }
-    logger.info(
-      {
-        rows_read: result.rowsRead,
-        rows_written: result.rowsWritten,
-        deadletter_rows: result.deadletterRows,
-        discarded_rows: result.discardedRows,
-        elapsed_ms: result.elapsedMs,
-      },
-      'sync complete',
-    )
-    listener({ type: 'complete', pipeline, ...result })
-    return result
+    phase('Finalising', 'done')
+    await state.setLastRun(new Date(progress.startedAt), { fence: lease.token })
+    return completed(run, schemas.current().length)
   } catch (error) {
     logger.error({ err: error }, 'sync failed')
     const message = error instanceof Error ? error.message : String(error)
@@ -402,40 +244,60 @@ async function runSync(
   }
 }
 
-interface IngestOptions {
-  readonly source: Source
-  readonly wal: Wal
-  readonly buffer: BatchBuffer
-  readonly schemas: SchemaRegistry
-  readonly progress: RunProgress
-  readonly chaos: Chaos
-  readonly pipeline: string
-  readonly follow: boolean
-  readonly signal: AbortSignal
+/**
+ * Lands committed batches while the source is read. A stop under --once ends landing at once. A
+ * long-running sync commits its buffer on a stop and goes on landing what it committed for
+ * STOP_GRACE_MS, so a scheduler's stop does not leave the last rows for the next start; a second
+ * signal quits at once (commands/common.ts).
+ */
+function startLanding(
+  lander: Lander | undefined,
+  options: PipelineRunOptions,
+  failed: AbortController,
+  cleanups: (() => Promise<unknown>)[],
+): Promise<boolean> | undefined {
+  const landing = lander?.run()
+  landing?.catch((error: unknown) => failed.abort(error))
+  let grace: NodeJS.Timeout | undefined
+  const stopLanding = (): void => {
+    if (options.once && !options.stopEndsCleanly) lander?.stop()
+    else grace = setTimeout(() => lander?.stop(), STOP_GRACE_MS)
+  }
+  options.stop.addEventListener('abort', stopLanding, { once: true })
+  cleanups.push(async () => {
+    options.stop.removeEventListener('abort', stopLanding)
+    clearTimeout(grace)
+    lander?.stop()
+    await landing?.catch(() => {})
+  })
+  return landing
 }
 
-/**
- * Reads the source into the WAL until it ends (following: until the run stops) and commits the rest.
- * A full disk ends reading but not the run: it resolves with that error, so that what was committed
- * still lands. A commit that waited at the cap until the run stopped is no failure of its own (the
- * run reports why it stopped); either way the resume position stays at the last committed batch.
- */
-async function readIntoWal(options: IngestOptions): Promise<WalDiskFullError | undefined> {
-  const { buffer, signal } = options
-  try {
-    await ingest(options)
-    if (options.follow && !signal.aborted) {
-      // A finite source ended while following: commit what it gave, keep landing, idle until stopped.
-      await buffer.flush()
-      await aborted(signal)
-    }
-    await buffer.close()
-    return undefined
-  } catch (error) {
-    if (hasCode(error, 'WAL_DISK_FULL')) return error as WalDiskFullError
-    if (signal.aborted && error === signal.reason) return undefined
-    throw error
+/** The run's totals: logged, told to the listener, returned. */
+function completed(run: RunContext, namespaces: number): PipelineRunResult {
+  const { progress, options } = run
+  const result = {
+    status: 'completed' as const,
+    runId: run.runId,
+    rowsRead: progress.rowsRead,
+    rowsWritten: progress.rowsWritten,
+    deadletterRows: progress.deadletterRows,
+    discardedRows: progress.discarded,
+    namespaces,
+    elapsedMs: progress.elapsedMs(),
   }
+  run.logger.info(
+    {
+      rows_read: result.rowsRead,
+      rows_written: result.rowsWritten,
+      deadletter_rows: result.deadletterRows,
+      discarded_rows: result.discardedRows,
+      elapsed_ms: result.elapsedMs,
+    },
+    'sync complete',
+  )
+  options.listener({ type: 'complete', pipeline: options.settings.name, ...result })
+  return result
 }
 
 /**
@@ -467,106 +329,6 @@ async function landAfterDiskFull(
   } catch (failure) {
     return error.withOutcome(`${landed()}; ${failure instanceof Error ? failure.message : String(failure)}`)
   }
-}
-
-/** The body bytes of a batch about to be committed (its parts' bodies may be lists of chunks). */
-function bodyBytes(batch: BatchInput): number {
-  return batch.parts.reduce((sum, part) => sum + partBytes(part.body), 0)
-}
-
-function partBytes(body: Uint8Array | readonly Uint8Array[]): number {
-  return body instanceof Uint8Array ? body.length : body.reduce((sum, chunk) => sum + chunk.length, 0)
-}
-
-/**
- * How long counted batches wait for their write to the state store: one write for the batches of
- * the interval instead of two per batch. The counters lag by at most this (never run ahead).
- */
-const COUNTERS_INTERVAL_MS = 1_000
-
-/** Batches a destination may hold on the data directory's disk while it lands them. */
-const LANDING_BATCHES = 3
-
-/** Reads the source from the WAL's resume offset into the buffer until it ends or `signal` aborts. */
-async function ingest(options: IngestOptions): Promise<void> {
-  const { source, buffer, schemas, progress, chaos, signal } = options
-  const from = await options.wal.resumeOffset()
-  const chunks = source.read(from, { signal, follow: options.follow })[Symbol.asyncIterator]()
-  try {
-    while (!signal.aborted) {
-      const next = await chunks.next().catch((error: unknown) => {
-        // A source may end its read with an abort error when asked to stop: that is a clean end.
-        if (signal.aborted) return { done: true as const, value: undefined }
-        throw new SourceFailedError(options.pipeline, error)
-      })
-      if (next.done) return
-      const chunk = next.value
-      const schemaVersion = await schemas.observe(chunk)
-      progress.read(chunk.namespace, chunk.rows, chunk.body.length)
-      const data = { ...chunk, schemaVersion }
-      const refused = chunk.refused ?? []
-      await buffer.add(
-        refused.length === 0
-          ? data
-          : [data, deadletterChunk(options.pipeline, refused, chunk.offset, new Date())],
-      )
-      chaos.at('mid-read', `${chunk.namespace} +${chunk.rows} rows`)
-    }
-  } finally {
-    await chunks.return?.()
-  }
-}
-
-async function createSource(
-  resolved: ResolvedConnector<SourceDefinition>,
-  context: ConnectorContext,
-  pipeline: string,
-): Promise<Source> {
-  try {
-    return await resolved.definition.create(resolved.config, context)
-  } catch (error) {
-    throw new SourceFailedError(pipeline, error)
-  }
-}
-
-function discovered(
-  schema: NamespaceSchema,
-  options: PipelineRunOptions,
-  runId: string,
-  logger: Logger,
-): void {
-  logger.info({ namespace: schema.namespace, field_count: schema.fields.length }, 'namespace discovered')
-  options.listener({
-    type: 'namespace_discovered',
-    pipeline: options.settings.name,
-    runId,
-    namespace: schema.namespace,
-    fieldCount: schema.fields.length,
-  })
-}
-
-/** The WAL keeps the resume position here once the batches carrying it are trimmed. */
-export function resumePositions(state: PipelineState, fence: bigint): ResumePositions {
-  return {
-    load: () => state.getResumeOffset(),
-    save: (offset) => (offset === undefined ? state.reset() : state.saveResumeOffset(offset, { fence })),
-  }
-}
-
-/** Resolves when `signal` aborts, keeping the process alive until then (an idle sync has no other handle). */
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const keepAlive = setInterval(() => {}, 60_000)
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearInterval(keepAlive)
-        resolve()
-      },
-      { once: true },
-    )
-  })
 }
 
 function throwIfFailed(signal: AbortSignal): void {
