@@ -4,7 +4,8 @@
  * directory outside the workspace, third-party dependencies come from the registry, and the
  * installed `skipprd` runs the connectors its README calls bundled: sources Sample, File and
  * Postgres, sinks Duckdb, Postgres, File and Stdout. A connector left in devDependencies is missing
- * from such an install, and its pipeline fails here.
+ * from such an install, and its pipeline fails here. A connector that is not bundled, installed
+ * on its own beside skipprd (`@skippr/sink-amqp`, into the local RabbitMQ), is found by its type name.
  */
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -15,6 +16,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { DuckDBInstance } from '@duckdb/node-api'
+import amqp from 'amqplib'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -22,6 +24,7 @@ const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const ROWS = 1000
+const AMQP_URL = process.env.SKIPPR_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 
 interface Manifest {
   readonly name: string
@@ -61,6 +64,7 @@ function withWorkspaceDependencies(name: string, packages: Map<string, string>):
 }
 
 let work: string
+let tarballs: string
 let installed: string
 let database: string
 
@@ -83,7 +87,7 @@ async function skipprd(args: string[], env: Record<string, string> = {}) {
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'skippr-packaging-'))
-  const tarballs = path.join(work, 'tarballs')
+  tarballs = path.join(work, 'tarballs')
   installed = path.join(work, 'app')
   const packages = workspacePackages()
   for (const name of withWorkspaceDependencies('skipprd', packages))
@@ -161,6 +165,37 @@ describe('skipprd installed with npm from its packed tarballs', () => {
     expect(failed?.stderr).toContain(
       'connector type Clickhouse needs the package @skippr/sink-clickhouse: install it with `pnpm add @skippr/sink-clickhouse`',
     )
+  })
+
+  it('finds a connector installed on its own by its type name: Sample into RabbitMQ through @skippr/sink-amqp', async () => {
+    const packages = workspacePackages()
+    const before = new Set(readdirSync(tarballs))
+    await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: packages.get('@skippr/sink-amqp')! })
+    const [tarball] = readdirSync(tarballs).filter((file) => !before.has(file))
+    await run('npm', ['install', '--no-audit', '--no-fund', path.join(tarballs, tarball!)], {
+      cwd: installed,
+      env: userEnv({}),
+    })
+    const queue = `skippr_packaging_${randomBytes(4).toString('hex')}`
+    const connection = await amqp.connect(AMQP_URL)
+    try {
+      const channel = await connection.createChannel()
+      await channel.assertQueue(queue, { durable: true })
+      await writeFile(
+        path.join(installed, 'amqp.yml'),
+        [
+          `data_sources: { sample: { Sample: { dataset: bikehire, rows: ${ROWS} } } }`,
+          `data_sinks: { events: { Amqp: { url: "\${AMQP_URL}", exchange: "", routing_key: ${queue} } } }`,
+          'pipelines: { p: { data_source: data_sources.sample, data_sink: data_sinks.events } }',
+          '',
+        ].join('\n'),
+      )
+      await skipprd(['sync', '--config', 'amqp.yml', '--pipeline', 'p', '--once'], { AMQP_URL })
+      expect((await channel.checkQueue(queue)).messageCount).toBe(ROWS)
+      await channel.deleteQueue(queue)
+    } finally {
+      await connection.close()
+    }
   })
 
   it('answers --version with the packed version', async () => {
