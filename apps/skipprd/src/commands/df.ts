@@ -1,5 +1,6 @@
 /**
- * `skipprd df -p <pipeline> [--namespace <ns>]`: the pipeline's pending WAL rows as
+ * `skipprd df -p <pipeline> [--namespace <ns>]`: the pipeline's rows as `query` shows them (its
+ * pending WAL rows, and for a DuckDB data_sink its landed rows too) as
  * `{"header":[...],"rows":[[...]]}`. Without --namespace every namespace is printed one after the
  * other, which needs them all to have the same columns.
  */

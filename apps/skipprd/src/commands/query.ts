@@ -1,6 +1,7 @@
 /**
- * `skipprd query`: SQL over the pipelines' WAL data and the admin statements, from `--sql` or an
- * interactive prompt. Never takes a writer lease (RESET and DROP take it for the moment they run).
+ * `skipprd query`: SQL over the pipelines' WAL data (and a DuckDB data_sink's landed tables) and the
+ * admin statements, from `--sql` or an interactive prompt. Never takes a writer lease (RESET and
+ * DROP take it for the moment they run).
  */
 
 import { render } from '../query/render.js'
@@ -58,6 +59,11 @@ export function openSession(context: CommandContext): Promise<QuerySession> {
     flags: context.flags,
     cwd: context.cwd,
     warn: (message) => context.logger.warn(message),
+    // With the rows it qualifies (rows missing from the answer), so on stderr as well as in the log.
+    notice: (message) => {
+      context.logger.warn(message)
+      context.err(`[skippr] ${message}\n`)
+    },
     logger: context.logger,
     onSecrets: (secrets) => context.redactor.add(secrets),
   })

@@ -18,6 +18,7 @@ import { resolveSink } from '../connectors.js'
 import { connectorLogger } from '../logging.js'
 import { openPipelineStore } from '../runner/state-store.js'
 import { checkWalStorage } from '../runner/wal-backend.js'
+import { duckdbWarehouse, type Warehouse } from './destination.js'
 
 export interface PipelineHandle {
   readonly settings: PipelineSettings
@@ -27,6 +28,7 @@ export interface PipelineHandle {
 
 export class PipelineCatalog {
   private readonly stores = new Map<string, Promise<StateStore>>()
+  private readonly warehouses = new Map<string, Promise<Warehouse | undefined>>()
 
   constructor(
     private readonly file: ConfigFile,
@@ -59,6 +61,16 @@ export class PipelineCatalog {
     }
     const opened = await store
     return { settings, store: opened, state: opened.pipeline(name) }
+  }
+
+  /** The pipeline's DuckDB warehouse, read from skippr.yml once; undefined when its data_sink is not DuckDB. */
+  warehouse(settings: PipelineSettings): Promise<Warehouse | undefined> {
+    let found = this.warehouses.get(settings.name)
+    if (found === undefined) {
+      found = duckdbWarehouse(this.file, settings, this.onSecrets)
+      this.warehouses.set(settings.name, found)
+    }
+    return found
   }
 
   /** The pipeline's deadletter sink, opened; undefined when it has none. */

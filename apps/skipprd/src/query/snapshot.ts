@@ -14,6 +14,10 @@
  * The cache is a file under the pipeline's data dir (`query/<pipeline>.duckdb`), so a query only
  * loads what is new since the last one. If another query process holds that file, or with
  * SKIPPR_QUERY_CACHE=off, it is an in-memory database this session fills itself.
+ *
+ * A pipeline whose data_sink is DuckDB shows its landed rows too (destination.ts): its views are
+ * the pending rows of batches the warehouse does not record, UNION ALL BY NAME the warehouse's
+ * table, made anew for each statement since the warehouse is attached for one statement at a time.
  */
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -25,6 +29,7 @@ import { openWalSnapshot, slotName, type WalSnapshot } from '@skippr/wal'
 import type { PipelineSettings } from '../config/settings.js'
 import { walBackend } from '../runner/wal-backend.js'
 import type { PipelineHandle } from './catalog.js'
+import { type LandedTables, type Warehouse, Warehouses } from './destination.js'
 import { insertSql, SchemaVersions, SEQ_COLUMN, WalBatchFiles } from './load.js'
 
 /** Bumped when the cache's layout changes: older caches are rebuilt. */
@@ -63,20 +68,28 @@ export interface WalTablesOptions {
   readonly persistent: boolean
   /** Told when a pipeline's cache file cannot be used and memory is used instead. */
   readonly warn: (message: string) => void
+  /** Told when a pipeline shows only its WAL rows because its warehouse cannot be opened. */
+  readonly notice: (message: string) => void
 }
 
 export class WalTables {
   private readonly attached = new Map<string, Attached>()
   private readonly files = new WalBatchFiles()
+  private readonly warehouses: Warehouses
   private aliases = 0
 
   constructor(
     private readonly conn: DuckDBConnection,
     private readonly options: WalTablesOptions,
-  ) {}
+  ) {
+    this.warehouses = new Warehouses(conn, options.notice)
+  }
 
-  /** Makes `<pipeline>.<namespace>` show the pipeline's pending rows as of now. */
-  async refresh(pipeline: PipelineHandle): Promise<void> {
+  /**
+   * Makes `<pipeline>.<namespace>` show the pipeline's pending rows as of now, and the rows landed in
+   * its DuckDB warehouse (`warehouse`, when it has one) as of after that, until `release`.
+   */
+  async refresh(pipeline: PipelineHandle, warehouse: () => Promise<Warehouse | undefined>): Promise<void> {
     const { settings, state } = pipeline
     const attached = await this.attach(settings)
     const snapshot = await openWalSnapshot({
@@ -84,17 +97,30 @@ export class WalTables {
       dataDir: settings.dataDir,
       backend: walBackend(settings, pipeline.state),
     })
+    let landed: LandedTables | undefined
+    let layout: Layout
     try {
       // Read after the snapshot opened: a schema is saved before the rows that use it are committed.
-      const layout = layoutOf(await state.listSchemas())
+      layout = layoutOf(await state.listSchemas())
       await this.update(attached, snapshot, layout, new SchemaVersions(state))
-      if (attached.viewsLayout !== layout.key) {
-        await this.createViews(settings.name, attached, layout.schemas)
-        attached.viewsLayout = layout.key
-      }
+      // After the snapshot, so every batch acked in it has landed by now.
+      landed = await this.warehouses.open(settings.name, warehouse)
     } finally {
       await snapshot.close()
     }
+    if (landed !== undefined) {
+      await this.createViews(settings.name, attached, layout.schemas, { landed, epoch: snapshot.epoch ?? '' })
+      // Made for this statement's attachment: the next refresh makes them anew.
+      attached.viewsLayout = undefined
+    } else if (attached.viewsLayout !== layout.key) {
+      await this.createViews(settings.name, attached, layout.schemas)
+      attached.viewsLayout = layout.key
+    }
+  }
+
+  /** Lets go of the warehouses the last refreshes attached, once a statement's rows are read. */
+  release(): Promise<void> {
+    return this.warehouses.release()
   }
 
   /** Detaches a pipeline's cache and drops its views (before DROP PIPELINE deletes the cache file). */
@@ -226,15 +252,21 @@ export class WalTables {
     pipeline: string,
     attached: Attached,
     schemas: readonly NamespaceSchema[],
+    warehouse?: { readonly landed: LandedTables; readonly epoch: string },
   ): Promise<void> {
     await this.conn.run(`DROP SCHEMA IF EXISTS memory.${ident(pipeline)} CASCADE`)
     await this.conn.run(`CREATE SCHEMA memory.${ident(pipeline)}`)
     for (const schema of schemas) {
       const columns = schema.fields.map((f) => ident(f.name)).join(', ')
       const view = `memory.${ident(pipeline)}.${ident(schema.namespace)}`
-      await this.conn.run(
-        `CREATE VIEW ${view} AS SELECT ${columns} FROM ${this.table(attached, schema.namespace)}`,
-      )
+      const pending = `SELECT ${columns} FROM ${this.table(attached, schema.namespace)}`
+      const landed = warehouse?.landed.table(schema.namespace)
+      // By name, the pending side first: the schema's columns keep their order, the table's own follow.
+      const select =
+        warehouse === undefined || landed === undefined
+          ? pending
+          : `${pending} WHERE ${warehouse.landed.notLanded(SEQ_COLUMN, pipeline, warehouse.epoch)} UNION ALL BY NAME ${landed}`
+      await this.conn.run(`CREATE VIEW ${view} AS ${select}`)
     }
   }
 

@@ -1,8 +1,10 @@
 /**
  * One query session: an in-memory DuckDB where every pipeline in skippr.yml is a schema of views
- * over its WAL (snapshot.ts), plus the admin statements (admin.ts). Before each SQL statement the
- * pipelines are brought up to a fresh snapshot, so a statement sees the batches committed by the
- * time it started — each pipeline consistently — and nothing of a batch still being committed.
+ * over its WAL (snapshot.ts), and over its DuckDB warehouse when that is its data_sink
+ * (destination.ts), plus the admin statements (admin.ts). Before each SQL statement the pipelines
+ * are brought up to a fresh snapshot, so a statement sees the batches committed by the time it
+ * started — each pipeline consistently — and nothing of a batch still being committed. Warehouses
+ * are attached for one statement: once its rows are read (or it failed) they are let go.
  */
 import {
   type DuckDBConnection,
@@ -29,6 +31,11 @@ export interface QuerySessionOptions {
   readonly cwd: string
   /** Non-fatal problems (a query cache that cannot be used). */
   readonly warn: (message: string) => void
+  /**
+   * What the operator must see with the rows: a pipeline showing only its WAL rows because its
+   * warehouse cannot be opened. Defaults to `warn`.
+   */
+  readonly notice?: (message: string) => void
   /** Where admin statements log what they did. */
   readonly logger: Logger
   /** Registers secret values (a deadletter sink's) for redaction. */
@@ -65,7 +72,11 @@ export class QuerySession {
     // The WAL's timestamps carry an offset; show them in UTC, as the DuckDB sink stores them.
     await conn.run("SET TimeZone = 'UTC'")
     const persistent = (options.file.env.SKIPPR_QUERY_CACHE ?? 'on').toLowerCase() !== 'off'
-    const tables = new WalTables(conn, { persistent, warn: options.warn })
+    const tables = new WalTables(conn, {
+      persistent,
+      warn: options.warn,
+      notice: options.notice ?? options.warn,
+    })
     return new QuerySession(
       instance,
       conn,
@@ -87,20 +98,25 @@ export class QuerySession {
 
   /** Runs SQL after refreshing the named pipelines (every one a statement may read). */
   async sql(text: string, pipelines: readonly string[]): Promise<StatementResult> {
-    await this.refresh(pipelines)
     let result: DuckDBResult
     try {
-      result = await this.conn.stream(text)
+      await this.refresh(pipelines)
+      result = await this.conn.stream(text).catch((error: unknown) => {
+        throw new QueryFailedError(error)
+      })
     } catch (error) {
-      throw new QueryFailedError(error)
+      await this.tables.release()
+      throw error
     }
     const header = result.columnNames()
     const numeric = header.map((_, i) => NUMERIC_TYPES.has(result.columnTypeId(i)))
-    return { kind: 'rows', header, numeric, chunks: cells(result) }
+    return { kind: 'rows', header, numeric, chunks: cells(result, () => this.tables.release()) }
   }
 
-  /** Brings the given pipelines' tables up to a fresh snapshot of their WALs. */
+  /** Brings the given pipelines' tables up to a fresh snapshot of their WALs (and warehouses). */
   async refresh(names: readonly string[]): Promise<void> {
+    // The last statement's rows may not have been read to the end: its warehouses are still attached.
+    await this.tables.release()
     for (const name of names) {
       const settings = this.catalog.settings(name)
       // A pipeline that never ran has no saved state: nothing to show, and nothing to create for it.
@@ -108,7 +124,8 @@ export class QuerySession {
         await this.conn.run(`CREATE SCHEMA IF NOT EXISTS memory.${ident(name)}`)
         continue
       }
-      await this.tables.refresh(await this.catalog.open(name))
+      const pipeline = await this.catalog.open(name)
+      await this.tables.refresh(pipeline, () => this.catalog.warehouse(settings))
     }
   }
 
@@ -123,11 +140,13 @@ export class QuerySession {
   }
 }
 
-async function* cells(result: DuckDBResult): AsyncGenerator<Cell[][]> {
+async function* cells(result: DuckDBResult, done: () => Promise<void>): AsyncGenerator<Cell[][]> {
   try {
     for await (const rows of result.yieldRows()) yield rows.map((row) => row.map(cell))
   } catch (error) {
     throw new QueryFailedError(error)
+  } finally {
+    await done()
   }
 }
 
