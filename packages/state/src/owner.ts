@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
+import { isProcessAlive } from '@skippr/connector-api'
 
 /**
  * Lease owner ids of the form `<label> <host>:<pid>:<instance>`. They let a new writer on the same
@@ -19,11 +20,5 @@ export function isLocalOwnerGone(owner: string): boolean {
   const match = /(?:^|\s)([^\s:]+):(\d+):[0-9a-f]+$/.exec(owner)
   if (!match || match[1] !== hostname()) return false
   const pid = Number(match[2])
-  if (pid === process.pid) return false
-  try {
-    process.kill(pid, 0)
-    return false
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH'
-  }
+  return pid !== process.pid && !isProcessAlive(pid)
 }
