@@ -90,7 +90,14 @@ export class ParquetReader {
     return openMatched(file, async (handle, stats) => {
       const { size, ino } = stats
       const buffer = fileBuffer(file, handle, size)
-      if (!(await isComplete(buffer))) {
+      const completeness = await completenessOf(buffer)
+      // A writer writes the leading magic first: a file without it is no Parquet file being written.
+      if (completeness === 'not-parquet')
+        throw new ParquetInvalidError(
+          file.key,
+          new Error('it does not start with the Parquet magic bytes PAR1'),
+        )
+      if (completeness === 'no-footer') {
         logger.warn('not a complete Parquet file yet (no footer): it is read once complete', {
           file: file.key,
           bytes: size,
@@ -250,11 +257,16 @@ function fileBuffer(file: MatchedFile, handle: FileHandle, size: number): AsyncB
 }
 
 /** Whether the file starts and ends with the magic: a writer adds the end last. */
-async function isComplete(buffer: AsyncBuffer): Promise<boolean> {
-  if (buffer.byteLength < MAGIC.length + TAIL_BYTES) return false
-  const head = Buffer.from(await buffer.slice(0, MAGIC.length))
+/**
+ * `no-footer` for a file a writer may still be writing (empty, or the leading magic without the
+ * trailing one), `not-parquet` for one that does not start as a Parquet file does.
+ */
+async function completenessOf(buffer: AsyncBuffer): Promise<'complete' | 'no-footer' | 'not-parquet'> {
+  const head = Buffer.from(await buffer.slice(0, Math.min(MAGIC.length, buffer.byteLength)))
+  if (!head.equals(MAGIC.subarray(0, head.length))) return 'not-parquet'
+  if (buffer.byteLength < MAGIC.length + TAIL_BYTES) return 'no-footer'
   const tail = Buffer.from(await buffer.slice(buffer.byteLength - MAGIC.length))
-  return head.equals(MAGIC) && tail.equals(MAGIC)
+  return tail.equals(MAGIC) ? 'complete' : 'no-footer'
 }
 
 /** A hash of the footer (the file's metadata as written), in the form the other formats' fingerprints take. */

@@ -230,6 +230,20 @@ describe('File source: Parquet', () => {
     )
   })
 
+  it('says a file that does not start as Parquet does is not one, instead of waiting for its writer', async () => {
+    const dir = await tempDir()
+    await writeFile(join(dir, 'noise.parquet'), Buffer.alloc(5000, 0x5a))
+    const source = fileSource(dir, { path: 'noise.parquet', format: 'parquet' })
+    const error = await source.discover().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    )
+    expect(hasCode(error, FILE_PARQUET_INVALID)).toBe(true)
+    expect(error?.message).toBe(
+      'noise.parquet: not a readable Parquet file: it does not start with the Parquet magic bytes PAR1: check that it was written completely, or move it out of the source path',
+    )
+  })
+
   it('refuses a column type it cannot hold without loss, naming the column', async () => {
     const dir = await tempDir()
     await writeParquet(join(dir, 'spans.parquet'), 'SELECT INTERVAL 3 DAY AS span')
