@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 import { freePorts } from '@skippr/test-servers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { runCli, spawnCli } from './support/cli.js'
+import { exited, runCli, spawnCli } from './support/cli.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
 
 /** Enough that a scrape lands in the middle of the run. */
@@ -97,7 +97,9 @@ describe('--metrics-addr', () => {
       const health = (await (await fetch(`${url}/healthz`)).json()) as unknown
       expect(health).toEqual({ status: 'ok', pipelines: { bikehire: 'idle' } })
     } finally {
+      // Exited before the project directory goes: a sync still stopping writes into its WAL.
       child.kill('SIGTERM')
+      await exited(child)
     }
   }, 120_000)
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { type DynaliteServer, type S3Server, startDynalite, startS3rver } from '@skippr/test-servers'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { spawnCli } from './support/cli.js'
+import { exited, spawnCli } from './support/cli.js'
 import { rentalCounts } from './support/duckdb.js'
 import { type Project, project } from './support/project.js'
 
@@ -150,6 +150,7 @@ it('three processes divide twelve pipelines; one dies mid-run; every row lands o
       expect(await rentalCounts(path.join(p.dir, `${name}.duckdb`))).toEqual({ rows: ROWS, unique: ROWS })
     }
   } finally {
-    for (const m of fleet) if (m.child.exitCode === null) m.child.kill('SIGKILL')
+    for (const m of fleet) m.child.kill('SIGKILL')
+    await Promise.all(fleet.map((m) => exited(m.child)))
   }
 }, 240_000)
