@@ -455,3 +455,45 @@ describe('runPipeline without --once', () => {
     expect(landedIds(next)).toEqual([])
   })
 })
+
+describe('runPipeline with a push source', () => {
+  it('commits within its commit window and tells it each committed offset, in order, before it sends more', async () => {
+    const stop = new AbortController()
+    const committed: unknown[] = []
+    let onCommitted: () => void = () => {}
+    const push: Source = {
+      discover: async () => [SCHEMA],
+      commitWindow: { maxDelayMs: 20 },
+      committed(offset) {
+        committed.push(offset)
+        onCommitted()
+      },
+      read: async function* (_from, options): AsyncIterable<SourceChunk> {
+        for (const [i, chunk] of itemChunks(3, 1).entries()) {
+          const durable = new Promise<void>((resolve) => {
+            onCommitted = resolve
+          })
+          yield { ...chunk, offset: { request: i + 1 } }
+          // A push source answers its client here: the next request comes after this one's answer.
+          await durable
+        }
+        stop.abort('SIGTERM')
+      },
+      close: async () => {},
+    }
+    const sink = new MemorySink()
+    const h = harness(
+      dir,
+      () => push,
+      () => sink,
+    )
+    // The pipeline's own thresholds would hold these small chunks for a minute.
+    const run = runPipeline({
+      ...h.options({ once: false, stop: stop.signal }),
+      wal: { ...h.options().wal, bufferThresholdBytes: 1 << 20, bufferThresholdSeconds: 60 },
+    })
+    expect(await run).toMatchObject({ status: 'completed', rowsRead: 3 })
+    expect(committed).toEqual([{ request: 1 }, { request: 2 }, { request: 3 }])
+    expect(landedIds(sink)).toEqual([1, 2, 3])
+  })
+})

@@ -47,7 +47,25 @@ export interface Source {
    * compares with the destination. Only for sources that hold their data and can count it.
    */
   count?(namespace: string): Promise<number>
+  /**
+   * A push source (one that clients send to) answers a client only once its rows are durable, so
+   * it wants them committed soon, not after the pipeline's buffer threshold: the runner commits
+   * its chunks at least every `maxDelayMs` and at `maxBytes` (whichever of this and the buffer's
+   * own byte threshold comes first). Pull sources leave it unset.
+   */
+  readonly commitWindow?: CommitWindow
+  /**
+   * Called after each WAL commit, in order, with the offset of the last chunk the commit holds:
+   * every chunk read up to it is durable, and a push source may answer the clients that sent them.
+   * Not called for chunks whose commit failed: the run then fails, and `close` follows.
+   */
+  committed?(offset: SourceOffset): void
   close(): Promise<void>
+}
+
+export interface CommitWindow {
+  readonly maxDelayMs: number
+  readonly maxBytes?: number
 }
 
 export interface SourceDefinition<Config = unknown> extends ConnectorDefinition<Config> {

@@ -76,7 +76,7 @@ export async function buildRun(run: RunContext): Promise<RunParts> {
   })
   cleanups.push(() => counters.close())
   const lander = createLander(run, { wal, schemas, counters, context })
-  const buffer = createBuffer(run, { wal, counters, lander })
+  const buffer = createBuffer(run, { source, wal, counters, lander })
   return { source, schemas, wal, lander, buffer }
 }
 
@@ -181,23 +181,32 @@ function createLander(
   })
 }
 
-/** The buffer's commit: durable in the WAL, then counted, then handed to the lander. */
+/**
+ * The buffer's commit: durable in the WAL, then told to the source (a push source answers its
+ * clients), counted, and handed to the lander. A push source's commit window shortens the buffer's.
+ */
 function createBuffer(
   run: RunContext,
-  parts: { wal: Wal; counters: CountersBuffer; lander: Lander | undefined },
+  parts: { source: Source; wal: Wal; counters: CountersBuffer; lander: Lander | undefined },
 ): BatchBuffer {
   const { progress, logger } = run
-  const { wal, counters, lander } = parts
+  const { source, wal, counters, lander } = parts
+  const window = source.commitWindow
+  const walSettings = run.options.wal
   const waitForRoom = (): void => {
     progress.backpressureStalls++
     logger.debug('the WAL is at WAL_MAX_TOTAL_BYTES: reading waits for landed batches to free room')
     lander?.sourceWaiting()
   }
   return new BatchBuffer({
-    thresholdBytes: run.options.wal.bufferThresholdBytes,
-    thresholdSeconds: run.options.wal.bufferThresholdSeconds,
+    thresholdBytes: Math.min(walSettings.bufferThresholdBytes, window?.maxBytes ?? Number.POSITIVE_INFINITY),
+    thresholdSeconds: Math.min(
+      walSettings.bufferThresholdSeconds,
+      (window?.maxDelayMs ?? Number.POSITIVE_INFINITY) / 1000,
+    ),
     commit: async (batch) => {
       const id = await wal.commit(batch, { signal: run.reading, onFull: waitForRoom })
+      if (batch.offset !== undefined) source.committed?.(batch.offset)
       progress.batchCommitted(
         id.seq,
         batch.parts.map((part) => ({
