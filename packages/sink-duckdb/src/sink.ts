@@ -41,6 +41,7 @@ import {
   refused,
   retryLater,
 } from '@skippr/connector-api'
+import { dropCachedBlocks, memoryLimitSql } from './cached-blocks.js'
 import { DEFAULT_IDLE_CLOSE_SECONDS, DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
 import { createDatabaseFile } from './database-file.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
@@ -59,7 +60,6 @@ import { checkFile, countInTable, countSql, duplicatesSql, readOnly } from './in
 import { batchStatuses, batchStatusQuery, ledgerTablesSql, raiseFenceSql, recordLandedSql } from './ledger.js'
 import { byTable, LoadFiles, loadParts, recordOutgrewBuffer, type Spooled } from './load.js'
 import { refusedRows } from './refusals.js'
-import { literal } from './sql.js'
 import { ensureTable, tableName } from './tables.js'
 import { BEGIN, rollBack } from './transaction.js'
 
@@ -117,6 +117,8 @@ export class DuckdbSink implements Sink {
   /** Writes waiting for the connection. */
   private readonly writes: QueuedWrite[] = []
   private landing = false
+  /** A turn that lands the queued writes is waiting for the connection (queueLanding). */
+  private landingQueued = false
   /** Ends a linger early: called when a write arrives. */
   private arrived: (() => void) | undefined
   /** The connection's preserve_insertion_order setting, once this sink has set it. */
@@ -157,10 +159,7 @@ export class DuckdbSink implements Sink {
     )
     this.arrived?.()
     clearTimeout(this.idleTimer)
-    // The first of these turns to run takes every write queued by then; a later one may find none.
-    void this.serial(() => this.landQueued())
-      .finally(() => this.scheduleIdleClose())
-      .catch(() => {})
+    this.queueLanding()
     return written
   }
 
@@ -226,8 +225,24 @@ export class DuckdbSink implements Sink {
     return spooled
   }
 
+  /**
+   * Queues a turn on the connection that lands every write queued when it starts, unless one is queued
+   * already. Not a turn per write: a landing takes two or three writes, so such turns piled up behind
+   * the landings faster than they ran, each holding its write's batch (its closure shares write's
+   * scope) long after the batch landed; a sync's memory grew by a batch (about 11 MB) every few landings.
+   */
+  private queueLanding(): void {
+    if (this.landingQueued) return
+    this.landingQueued = true
+    void this.serial(() => this.landQueued())
+      .finally(() => this.scheduleIdleClose())
+      .catch(() => {})
+  }
+
   private async landQueued(): Promise<void> {
     if (this.writes.length === 1 && this.writes[0]!.behindLanding) await this.nextWrite(LINGER_MS)
+    // A write from here on is not in this turn's landing: it queues the next turn.
+    this.landingQueued = false
     const queued = this.writes.splice(0)
     if (queued.length === 0) return
     this.landing = true
@@ -241,10 +256,15 @@ export class DuckdbSink implements Sink {
           settle(retryLater(error))
         }
       }
-      if (ready.length > 0)
+      if (ready.length > 0) {
         outcomes = await this.landTogether(ready).catch((error: unknown) =>
           ready.map(() => retryLater(error)),
         )
+        // Before the outcomes: memory_limit is the instance's, and a reader of it in this process
+        // (one that reads what a write landed, once it has) must not meet the evicting limit.
+        const open = await this.opened?.catch(() => undefined)
+        if (open) await dropCachedBlocks(open.conn, this.memoryLimit)
+      }
     } finally {
       // Gone before the outcomes are known: a landed batch leaves no files behind. One that cannot be
       // removed goes with the sink's directory on close, which reports its failure.
@@ -482,7 +502,7 @@ function loadSettings(config: DuckdbConfig): string[] {
   return [
     // Widening a DATE column to TIMESTAMPTZ must give midnight UTC, whatever the host's zone.
     "SET TimeZone = 'UTC'",
-    `SET memory_limit = ${literal(config.memory_limit ?? DEFAULT_MEMORY_LIMIT)}`,
+    memoryLimitSql(config.memory_limit ?? DEFAULT_MEMORY_LIMIT),
     // Each batch appends its own row groups, the last one partly filled. Merging those at a checkpoint
     // rewrites the table's recent data (most of the time closing the sink took); left alone they cost
     // a little space, and a CHECKPOINT from any other DuckDB session still merges them.
