@@ -4,7 +4,9 @@
  *  (1) a 1,000,000-row bikehire CSV through the File source (WAL on, default settings) into
  *      PostgreSQL, vs `psql \copy … FROM 'file' WITH (FORMAT csv, HEADER)` into an identical table.
  *      Target ≥ 0.8×. Beside it, the floor: a bare Node process that only COPYs the file
- *      (lib/pg-floor.mjs), so a shortfall can be told apart into the machine's and skipprd's own.
+ *      (lib/pg-floor.mjs), so a shortfall can be told apart into the machine's and skipprd's own;
+ *      and the peer: pgloader (lib/pgloader.ts), the tool users pick for CSV → PostgreSQL, with its
+ *      defaults, into a table like the others, in the same rotation.
  *  (2) the same file into DuckDB, vs DuckDB's own `CREATE TABLE t AS SELECT * FROM read_csv('file')`.
  *      Target ≥ 0.5×. Beside it, the floor: a bare Node process that only lands the file as the sink
  *      groups it, through load files (lib/duckdb-floor.mjs).
@@ -17,13 +19,19 @@
  *  (6) deadletters refused by the destination, the same 0.1%: PostgreSQL loads the clean file into
  *      a pre-created table with a CHECK constraint they fail, DuckDB a copy whose start_time is a day
  *      no month has (lib/refused-csv.ts). Beside the clean run too, no target.
+ *  (7) optional, once: a crash and a rerun. pgloader, then skipprd, loads the clean file into
+ *      PostgreSQL, is killed with SIGKILL once half the rows are committed (lib/kill-midway.ts) and
+ *      is run again, the same command, to its end; then the table's rows are counted, and its
+ *      distinct rental_ids, which must be all of them. skipprd must leave exactly the file's rows;
+ *      pgloader's duplicates are reported, no target.
  *
  * skipprd is the BUILT CLI run as a child process and timed from spawn to exit (lib/sync-once.ts),
  * its CPU time (user + system) beside. psql is timed the same way; read_csv runs in a Node process of
  * its own (lib/read-csv.mjs), timed around the one statement, the strictest limit, with its whole
  * process shown beside it. Every load is checked for its row count; after each run of (5) and (6)
  * the data table must hold exactly the good rows and `_dl_e2e` exactly the refused ones
- * (lib/landed-check.ts), or the bench fails.
+ * (lib/landed-check.ts), or the bench fails. pgloader is installed first when it is missing
+ * (lib/install-pgloader.sh, apt).
  *
  * The parts run SKIPPR_BENCH_E2E_ROUNDS times, each round the raw limit and skipprd's runs of one
  * destination back to back, each round starting one further along the list, so none always gets the
@@ -36,6 +44,7 @@
  *       SKIPPR_BENCH_E2E_ROUNDS rounds of (1), (2), (5) and (6) (default 5)
  *       SKIPPR_BENCH_E2E_REFUSED which deadletter parts run: `source` (5), `destination` (6), comma
  *                              separated, or `none` (default `source,destination`)
+ *       SKIPPR_BENCH_E2E_CRASH  1: run (7) too, after the rounds
  *       SKIPPR_BENCH_PROFILE   1: run skipprd under `node --cpu-prof` and print its top functions
  *                              (slows it down: the ratios are then not the benchmark's)
  *       SKIPPR_BENCH_DIR       where the temporary data goes (default: the OS temp dir)
@@ -50,18 +59,21 @@ import { deadletterNamespace, silentLogger } from '@skippr/connector-api'
 import { DuckdbSink } from '@skippr/sink-duckdb'
 import { PostgresSink } from '@skippr/sink-postgres'
 import { writeBikehireFile } from '@skippr/source-sample'
+import { type KillOptions, killMidway } from './lib/kill-midway.js'
 import { checkLanded, type Expected, type RowsOf } from './lib/landed-check.js'
-import { type BenchSchema, countRows, freshSchema, PG_URL, psqlCopy } from './lib/postgres.js'
+import { ensurePgloader, PGLOADER, pgloaderArgs } from './lib/pgloader.js'
+import { type BenchSchema, committedRows, countRows, freshSchema, PG_URL, psqlCopy } from './lib/postgres.js'
 import { ensureOk, type Measured, measure } from './lib/process.js'
 import { evenSpoiling, impossibleDay, notUtf8, spoiledSql, writeSpoiledCopy } from './lib/refused-csv.js'
 import { cpuCell, formatRate, machineLine, median, ratioCell, table, verdict } from './lib/report.js'
 import { inRotation } from './lib/rounds.js'
 import { skipprdCli } from './lib/skipprd.js'
-import { inferredSchema, PIPELINE, type SkipprdRun, syncOnce } from './lib/sync-once.js'
+import { inferredSchema, PIPELINE, type SkipprdRun, syncCommand, syncOnce } from './lib/sync-once.js'
 
 const ROWS = Number(process.env.SKIPPR_BENCH_E2E_ROWS ?? 1_000_000)
 const PROFILE = process.env.SKIPPR_BENCH_PROFILE === '1'
 const ROUNDS = Number(process.env.SKIPPR_BENCH_E2E_ROUNDS ?? 5)
+const CRASH = process.env.SKIPPR_BENCH_E2E_CRASH === '1'
 const STARTS = 10
 const MB = 1024 * 1024
 const TARGET = { postgres: 0.8, duckdb: 0.5, rssMb: 300, helpMs: 150, deadletters: 0.8 }
@@ -109,6 +121,7 @@ const postgresEnv = { [PG_URL_VARIABLE]: PG_URL }
 
 interface PgRound {
   readonly psql: Measured
+  readonly pgloader: Measured
   readonly skipprd: SkipprdRun
   readonly floor: Measured
   readonly source: SkipprdRun | undefined
@@ -116,21 +129,22 @@ interface PgRound {
 }
 
 /**
- * A round of (1), (5) and (6): `psql \copy` and skipprd's runs in rotation, each skipprd run in a
- * schema of its own, then the floor (lib/pg-floor.mjs), which shows how much of a shortfall this
- * machine and Node impose before skipprd does anything of its own.
+ * A round of (1), (5) and (6): `psql \copy`, pgloader and skipprd's runs in rotation, each skipprd
+ * run in a schema of its own, then the floor (lib/pg-floor.mjs), which shows how much of a shortfall
+ * this machine and Node impose before skipprd does anything of its own.
  */
 async function postgres(round: number): Promise<PgRound> {
   const schema = await freshSchema('skippr_bench_e2e')
   const sourceSchema = REFUSALS.has('source') ? await freshSchema('skippr_bench_e2e_dl') : undefined
   const destinationSchema = REFUSALS.has('destination') ? await freshSchema('skippr_bench_e2e_dl') : undefined
   try {
-    // The \copy table is made by the sink's own DDL from the File source's own inference, so it is
-    // the table skipprd creates.
-    await prepareTables(schema, ['psql_rentals', 'floor_rentals'])
+    // The \copy and pgloader tables are made by the sink's own DDL from the File source's own
+    // inference, so they are the table skipprd creates.
+    await prepareTables(schema, ['psql_rentals', 'pgloader_rentals', 'floor_rentals'])
     if (destinationSchema) await prepareCheckedTable(destinationSchema)
     const runs = await inRotation(round, {
       psql: () => psqlCopy(`"${schema.name}"."psql_rentals"`, csv, true),
+      pgloader: () => pgloader(`pgloader-${round}`, `"${schema.name}"."pgloader_rentals"`),
       skipprd: () =>
         syncOnce(
           dir,
@@ -152,7 +166,7 @@ async function postgres(round: number): Promise<PgRound> {
       'the bare Node COPY',
       await measure(process.execPath, [floorScript, PG_URL, `"${schema.name}"."floor_rentals"`, csv]),
     )
-    for (const t of ['psql_rentals', 'rentals', 'floor_rentals']) {
+    for (const t of ['psql_rentals', 'pgloader_rentals', 'rentals', 'floor_rentals']) {
       const landed = await countRows(schema.client, `"${schema.name}"."${t}"`)
       if (landed !== ROWS) throw new Error(`PostgreSQL ${t}: ${landed} rows, expected ${ROWS}`)
     }
@@ -163,6 +177,12 @@ async function postgres(round: number): Promise<PgRound> {
   } finally {
     await Promise.all([schema, sourceSchema, destinationSchema].map((s) => s?.drop()))
   }
+}
+
+/** pgloader's load of the clean file into `table`, timed as a whole process. */
+async function pgloader(name: string, table: string): Promise<Measured> {
+  const args = await pgloaderArgs(path.join(dir, name), PG_URL, table, csv)
+  return ensureOk('pgloader', await measure(PGLOADER, args))
 }
 
 /** Tables `names` in `schema`, made by the sink's own DDL from the File source's inference of the clean file. */
@@ -356,8 +376,101 @@ function deadletterRow(label: string, rounds: readonly Rounds[], refusal: Refusa
   }
 }
 
+/** What a loader of (7) left: the rows committed when it was killed, then after its rerun. */
+interface CrashRun {
+  readonly loader: string
+  readonly killedAt: number
+  readonly rows: number
+}
+
+interface Loader {
+  readonly loader: string
+  readonly table: string
+  readonly command: string
+  readonly args: readonly string[]
+  readonly options: KillOptions
+}
+
+/**
+ * (7): pgloader and then skipprd load the clean file into a table of one schema, each killed once
+ * half the rows are committed and run again, the same command, to its end: pgloader into a table
+ * made beforehand like the others of (1), skipprd from the data_dir its killed run left.
+ */
+async function crashAndRerun(): Promise<CrashRun[]> {
+  const schema = await freshSchema('skippr_bench_e2e_crash')
+  try {
+    await prepareTables(schema, ['pgloader_rentals'])
+    const pgloaderTable = `"${schema.name}"."pgloader_rentals"`
+    const skipprd = await syncCommand(dir, {
+      name: 'crash-skipprd',
+      csv,
+      sink: postgresEntry(schema.name),
+      env: postgresEnv,
+      rows: ROWS,
+      deadletters: 0,
+    })
+    const loaders: Loader[] = [
+      {
+        loader: 'pgloader',
+        table: pgloaderTable,
+        command: PGLOADER,
+        args: await pgloaderArgs(path.join(dir, 'crash-pgloader'), PG_URL, pgloaderTable, csv),
+        options: {},
+      },
+      {
+        loader: 'skipprd',
+        table: `"${schema.name}"."rentals"`,
+        command: process.execPath,
+        args: skipprd.args,
+        options: { cwd: skipprd.cwd, env: skipprd.env },
+      },
+    ]
+    const runs: CrashRun[] = []
+    for (const { loader, table, command, args, options } of loaders) {
+      const killedAt = await killMidway(
+        command,
+        args,
+        options,
+        () => committedRows(schema.client, table),
+        ROWS / 2,
+      )
+      // A kill after the last commit leaves the rerun nothing to get wrong.
+      if (killedAt >= ROWS) throw new Error(`${loader} had committed all ${ROWS} rows when it was killed`)
+      ensureOk(`${loader}'s rerun`, await measure(command, args, options))
+      const { rows } = await schema.client.query<{ n: string; d: string }>(
+        `SELECT count(*) AS n, count(DISTINCT rental_id) AS d FROM ${table}`,
+      )
+      const distinct = Number(rows[0]?.d)
+      if (distinct !== ROWS)
+        throw new Error(`${loader} after its rerun: ${distinct} distinct rental_ids, expected ${ROWS}`)
+      runs.push({ loader, killedAt, rows: Number(rows[0]?.n) })
+    }
+    return runs
+  } finally {
+    await schema.drop()
+  }
+}
+
+/** A row of (7): skipprd must leave exactly the file's rows; pgloader's duplicates are only shown. */
+function crashRow({ loader, killedAt, rows }: CrashRun) {
+  const exact = loader === 'skipprd'
+  const n = (x: number) => x.toLocaleString('en')
+  return {
+    met: !exact || rows === ROWS,
+    cells: [
+      `(7) ${loader}, SIGKILL, rerun`,
+      n(killedAt),
+      n(rows),
+      n(rows - ROWS),
+      exact ? `exactly ${n(ROWS)}` : '—',
+      exact ? verdict(rows === ROWS) : '',
+    ],
+  }
+}
+
 try {
   console.log(machineLine('skipprd e2e bench'))
+  ensurePgloader()
   let started = performance.now()
   await writeBikehireFile(csv, { rows: ROWS, format: 'csv' })
   for (const [file, spoil] of [
@@ -380,6 +493,7 @@ try {
     duckRounds.push(await duckdb(round))
   }
   const start = await startup()
+  const crashRuns = CRASH ? await crashAndRerun() : []
 
   const pgRatios = pgRounds.map((r) => r.psql.ms / r.skipprd.ms)
   const duckRatios = duckRounds.map((r) => r.readCsv.statementMs / r.skipprd.ms)
@@ -395,6 +509,7 @@ try {
     runs.some((run) => run.peakRss === undefined) ? '?' : `${peak(runs).toFixed(0)} MB`
   const statementMs = median(duckRounds.map((r) => r.readCsv.statementMs))
   const psqlRuns = pgRounds.map((r) => r.psql)
+  const pgloaderRuns = pgRounds.map((r) => r.pgloader)
   const readCsvRuns = duckRounds.map((r) => r.readCsv)
   const rows: string[][] = [
     ['part', 'skipprd', 'raw limit', 'ratio', 'target', 'met'],
@@ -411,6 +526,14 @@ try {
       `bare Node COPY ${formatRate(ROWS, ms(pgRounds.map((r) => r.floor)))}`,
       'psql \\copy',
       ratioCell(floorRatios),
+      '',
+      '',
+    ],
+    [
+      '    peer',
+      `pgloader ${formatRate(ROWS, ms(pgloaderRuns))}, pgloader's ${cpuCell(pgloaderRuns)}`,
+      'psql \\copy',
+      ratioCell(pgRounds.map((r) => r.psql.ms / r.pgloader.ms)),
       '',
       '',
     ],
@@ -455,7 +578,8 @@ try {
       'brackets); peak RSS is the highest of all runs. A floor is a Node process that only lands the file in ' +
       '10 MiB batches (no WAL, state or config), run after each pair: for PostgreSQL COPY transactions on two ' +
       "connections, for DuckDB the sink's grouped read_csv loads of load files. It shows how close a Node " +
-      'process landing the same batches gets on this machine.',
+      'process landing the same batches gets on this machine. The peer is pgloader with its defaults, ' +
+      "timed as a whole process like psql, its CPU that of its process; it lands the file's rows too.",
   )
   const deadletterRows = [
     deadletterRow(
@@ -487,9 +611,31 @@ try {
         `data table held exactly the good rows and ${DEADLETTER_TABLE} exactly the refused ones.`,
     )
   }
+  const crashRows = crashRuns.map(crashRow)
+  if (crashRows.length > 0) {
+    const header = [
+      'part',
+      'rows committed when killed',
+      'rows after the rerun',
+      'duplicates',
+      'target',
+      'met',
+    ]
+    console.log(`\n${table([header, ...crashRows.map((r) => r.cells)])}\n`)
+    console.log(
+      `Crash and rerun: each loader, pgloader first, loads the clean file into PostgreSQL, is killed with ` +
+        `SIGKILL once ${(ROWS / 2).toLocaleString('en')} rows are committed and is run again, the same ` +
+        'command, to its end. Both tables then held every rental_id; duplicates are the rows beyond the file.',
+    )
+  }
   if (PROFILE) console.log("PROFILED: skipprd ran under --cpu-prof, so these ratios are not the benchmark's.")
   console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))
-  if (rows.slice(1).some((r) => r[5] === 'NO') || deadletterRows.some((r) => !r.met)) process.exitCode = 1
+  if (
+    rows.slice(1).some((r) => r[5] === 'NO') ||
+    deadletterRows.some((r) => !r.met) ||
+    crashRows.some((r) => !r.met)
+  )
+    process.exitCode = 1
 } finally {
   await rm(dir, { recursive: true, force: true })
 }

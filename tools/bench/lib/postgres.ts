@@ -45,3 +45,13 @@ export async function countRows(client: pg.Client, table: string): Promise<numbe
   const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)
   return Number(rows[0]?.n)
 }
+
+/** The rows of `table` committed so far: 0 while it does not exist, before a loader that makes it has. */
+export async function committedRows(client: pg.Client, table: string): Promise<number> {
+  try {
+    return await countRows(client, table)
+  } catch (error) {
+    if ((error as { code?: string }).code === '42P01') return 0
+    throw error
+  }
+}

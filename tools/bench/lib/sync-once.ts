@@ -44,8 +44,20 @@ interface SyncComplete {
 
 const cli = skipprdCli()
 
-/** Runs the sync of `setup` in `dir/<name>`; with `profile`, under `node --cpu-prof`, and prints its top functions. */
-export async function syncOnce(dir: string, setup: SyncSetup, profile = false): Promise<SkipprdRun> {
+/** How to run the sync of a setup: `node <args>` from `cwd` with `env`, as often as wanted. */
+export interface SyncCommand {
+  readonly args: readonly string[]
+  readonly cwd: string
+  readonly env: NodeJS.ProcessEnv
+  /** Where `node --cpu-prof` leaves its profile, when profiled. */
+  readonly profileDir: string
+}
+
+/**
+ * Makes `dir/<name>` with the skippr.yml of `setup`, and returns the command that syncs it; with
+ * `profile`, under `node --cpu-prof`. A second run of it resumes from the first's data_dir.
+ */
+export async function syncCommand(dir: string, setup: SyncSetup, profile = false): Promise<SyncCommand> {
   const workDir = path.join(dir, setup.name)
   await mkdir(workDir)
   const config = path.join(workDir, 'skippr.yml')
@@ -64,10 +76,13 @@ export async function syncOnce(dir: string, setup: SyncSetup, profile = false): 
     '--config',
     config,
   ]
-  const run = ensureOk(
-    `skipprd sync (${setup.name})`,
-    await measure(process.execPath, args, { cwd: workDir, env: defaultsEnv(setup.env) }),
-  )
+  return { args, cwd: workDir, env: defaultsEnv(setup.env), profileDir }
+}
+
+/** Runs the sync of `setup` in `dir/<name>`; with `profile`, under `node --cpu-prof`, and prints its top functions. */
+export async function syncOnce(dir: string, setup: SyncSetup, profile = false): Promise<SkipprdRun> {
+  const { args, profileDir, ...options } = await syncCommand(dir, setup, profile)
+  const run = ensureOk(`skipprd sync (${setup.name})`, await measure(process.execPath, args, options))
   const complete = run.stdout
     .split('\n')
     .filter((line) => line.includes('"sync_complete"'))
