@@ -623,5 +623,7 @@ describe('encodeFile: Parquet compressed inside the file, as the compression set
           .digest('hex')
       expect(await digest()).toBe(await digest())
     },
+    // Two encodings of every type's values: seconds on a quiet machine, more under CI's load.
+    120_000,
   )
 })

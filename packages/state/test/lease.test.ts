@@ -96,8 +96,10 @@ describe('writer lease', () => {
 
   it('heartbeats by itself by default', async () => {
     const p = await pipeline()
-    const holder = await p.acquireLease({ owner: 'a', ttlMs: TTL })
-    await expect(p.acquireLease({ owner: 'b', waitMs: 3 * TTL, pollMs: 10 })).rejects.toMatchObject({
+    // A TTL that a loaded machine's stalls (a heartbeat's write taking a few hundred ms) do not lapse.
+    const ttlMs = 5 * TTL
+    const holder = await p.acquireLease({ owner: 'a', ttlMs })
+    await expect(p.acquireLease({ owner: 'b', waitMs: 3 * ttlMs, pollMs: 10 })).rejects.toMatchObject({
       code: LEASE_UNAVAILABLE,
     })
     expect(holder.isValid()).toBe(true)
