@@ -343,7 +343,8 @@ describe('failures', () => {
     } finally {
       await proxy.stop()
     }
-  })
+    // 10,000 messages five at a time through a proxy: seconds here, far more on a loaded CI machine.
+  }, 120_000)
 
   it('close never throws, also twice and after a failure', async () => {
     const sink = open({ url: 'amqp://guest:guest@127.0.0.1:1/', exchange: 'x' })
