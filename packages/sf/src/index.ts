@@ -19,7 +19,15 @@ export {
   WireFormatError,
 } from './errors.js'
 export { listOrphanSlots } from './orphans.js'
-export type { FramesOutcome, ReceivedBatch, Receiver, ReceiverOptions } from './receiver.js'
+export type {
+  FramesOutcome,
+  ReceivedBatch,
+  Receiver,
+  ReceiverAttachOptions,
+  ReceiverBaseOptions,
+  ReceiverListenOptions,
+  ReceiverOptions,
+} from './receiver.js'
 export { createReceiver } from './receiver.js'
 export type { SenderHandlers } from './sender.js'
 export { Sender } from './sender.js'

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { HaltSenderError } from '../src/errors.js'
 import { createReceiver, type Receiver, type ReceiverOptions } from '../src/receiver.js'
-import { encodeData } from '../src/wire.js'
+import { encodeData, encodeHello } from '../src/wire.js'
 import { connectRaw, helloRaw, type RawClient } from './support/raw-client.js'
 import { makeSelfSignedCertificate } from './support/tls.js'
 
@@ -195,6 +195,32 @@ describe('receiver', () => {
     expect(m.messages.some((msg) => msg.type === 'durableAck')).toBe(false)
     manual.r.markDurable('s1', 1n)
     expect(await m.waitFor((msg) => msg.type === 'durableAck')).toEqual({ type: 'durableAck', fsn: 1n })
+  })
+
+  it('holds back a durable ack marked before WELCOME; the replay after it carries it', async () => {
+    // A restarted application seeds dedup slowly and meanwhile confirms landings with markDurable.
+    const seeded = deferred()
+    const { r } = await receiver({
+      durableAck: 'manual',
+      delivered: async () => {
+        await seeded.promise
+        return 3n
+      },
+    })
+    const c = await connectRaw(r.url)
+    open.push({ close: async () => void c.ws.terminate() })
+    c.ws.send(encodeHello('s1', true))
+    await new Promise((res) => setTimeout(res, 50)) // HELLO handled, delivered() pending
+    r.markDurable('s1', 2n)
+    seeded.resolve()
+    await c.waitFor((m) => m.type === 'welcome')
+    c.ws.send(encodeData(1n, [b('a'), b('b'), b('c'), b('d')]))
+    await c.waitFor((m) => m.type === 'durableAck')
+    expect(c.messages).toEqual([
+      { type: 'welcome', maxFrameBytes: 16 * 1024 * 1024 },
+      { type: 'ack', fsn: 4n },
+      { type: 'durableAck', fsn: 2n },
+    ])
   })
 
   it.each([
