@@ -41,7 +41,8 @@ function vitestBin(): string {
   return path.join(import.meta.dirname, '..', 'node_modules', 'vitest', 'vitest.mjs')
 }
 
-describe('the exactly-once suite catches broken sinks', () => {
+// Each case runs a whole suite (about 20 s here, more under CI's load).
+describe('the exactly-once suite catches broken sinks', { timeout: 120_000 }, () => {
   it('passes the reference sink', async () => {
     expect(await failingCases('none')).toEqual([])
   })
@@ -79,7 +80,7 @@ describe('the exactly-once suite catches broken sinks', () => {
   })
 })
 
-describe('the at-least-once suite catches broken sinks', () => {
+describe('the at-least-once suite catches broken sinks', { timeout: 120_000 }, () => {
   const repeats = [
     'crash between write and ack: a fresh sink writing the same identity adds only whole tagged copies',
     'same batch twice: each part lands at least once, only whole copies, each row tagged with its part key',
