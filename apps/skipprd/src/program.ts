@@ -47,6 +47,15 @@ export const program = new Command('skipprd')
   )
   .option('--store-name <NAME>', 'Table name for the dynamodb state store')
   .option('--create-store', "Create the dynamodb state store's table when it is missing")
+  // The vendor's workspace flags: `connect` writes them into skippr.yml's `skippr:` section; every
+  // other command takes them and reads that section instead, as the vendor's CLI does.
+  .option('--workspace <NAME>', 'connect: write skippr.workspace (other commands read skippr.yml)')
+  .option('--tenant <ID>', 'connect: write skippr.tenant (other commands read skippr.yml)')
+  .option('--storage-mode <MODE>', 'connect: write skippr.storage_mode (other commands read skippr.yml)')
+  .option(
+    '--skippr-s3-bucket <BUCKET>',
+    'connect: write skippr.wal_s3_bucket (other commands read skippr.yml)',
+  )
   .option(
     '--metrics-addr <ADDR>',
     'sync: serve /metrics and /healthz on this port (127.0.0.1) or host:port (default: SKIPPR_METRICS_ADDR)',

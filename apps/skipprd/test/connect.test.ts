@@ -192,6 +192,36 @@ data_sinks:
     expect(await text(p)).toBe(ORIGINAL)
   })
 
+  it("writes the vendor's workspace flags into the skippr section; other commands take and ignore them", async () => {
+    const p = await open()
+    const written = await connect(p, [
+      'data-sink',
+      'stdout',
+      '--pipeline',
+      'bikehire',
+      '--name',
+      'out',
+      '--workspace',
+      'ops',
+      '--tenant',
+      'acme',
+      '--storage-mode',
+      'local',
+      '--skippr-s3-bucket',
+      'wal-bucket/prod',
+    ])
+    expect(written.code, written.stderr).toBe(0)
+    const yml = await text(p)
+    expect(yml).toContain('skippr:\n  workspace: ops # shared with the ops team\n')
+    expect(yml).toContain('  tenant: acme\n  storage_mode: local\n  wal_s3_bucket: wal-bucket/prod\n')
+    // The file as written is one sync accepts; the flags on another command change nothing.
+    const discovered = await runCli(['discover', '--tenant', 'other', '--workspace', 'ignored'], {
+      cwd: p.dir,
+    })
+    expect(discovered.code, discovered.stderr).toBe(0)
+    expect(await text(p)).toBe(yml)
+  })
+
   it('creates skippr.yml when there is none', async () => {
     const p = await open(undefined)
     await rm(path.join(p.dir, 'skippr.yml'), { force: true })

@@ -38,6 +38,11 @@ export interface GlobalOptions {
   readonly storeName?: string
   readonly createStore?: boolean
   readonly metricsAddr?: string
+  /** The vendor's workspace flags: only `connect` uses them (connect/entry.ts `WORKSPACE_FLAGS`). */
+  readonly workspace?: string
+  readonly tenant?: string
+  readonly storageMode?: string
+  readonly skipprS3Bucket?: string
 }
 
 /** Failures the operator fixes in skippr.yml, .env or the environment. */

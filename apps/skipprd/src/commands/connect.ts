@@ -18,7 +18,7 @@ import {
   validateStructure,
 } from '../config/load.js'
 import type { Section } from '../config/schema.js'
-import { applyConnect } from '../connect/entry.js'
+import { applyConnect, skipprKeys } from '../connect/entry.js'
 import { parseFieldFlags } from '../connect/fields.js'
 import { readText, replaceConfigFile } from '../connect/write.js'
 import { resolveSink, resolveSource } from '../connectors.js'
@@ -50,6 +50,7 @@ export async function connect(
       name: options.name,
       pipeline,
       fields: parseFieldFlags(fieldArgs),
+      skippr: skipprKeys(options),
     }
 
     const target = configTarget(options.config, process.cwd())

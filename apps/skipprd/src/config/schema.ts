@@ -106,6 +106,17 @@ export const skipprSectionSchema = v.strictObject({
       v.description('WAL bucket for WAL_STORAGE=s3, optionally with a prefix: bucket/prefix'),
     ),
   ),
+  tenant: v.optional(
+    v.pipe(v.string(), v.description("The vendor's cloud tenant: kept for its tools, unused by skipprd")),
+  ),
+  storage_mode: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "The vendor's cloud storage mode: kept for its tools, unused by skipprd (see WAL_STORAGE)",
+      ),
+    ),
+  ),
   wal_s3_endpoint: v.optional(
     v.pipe(
       v.string(),

@@ -15,6 +15,28 @@ export interface ConnectRequest {
   readonly name: string
   readonly pipeline: string
   readonly fields: Readonly<Record<string, unknown>>
+  /** Keys of the `skippr:` section to set, from the workspace flags (`WORKSPACE_FLAGS`). */
+  readonly skippr?: Readonly<Record<string, string>>
+}
+
+/** The vendor's global workspace flags (commander's option names) and the `skippr:` keys they set. */
+export const WORKSPACE_FLAGS = {
+  workspace: 'workspace',
+  tenant: 'tenant',
+  storageMode: 'storage_mode',
+  skipprS3Bucket: 'wal_s3_bucket',
+} as const
+
+/** The `skippr:` keys that the workspace flags given in `options` set. */
+export function skipprKeys(
+  options: Partial<Record<keyof typeof WORKSPACE_FLAGS, string>>,
+): Record<string, string> {
+  const keys: Record<string, string> = {}
+  for (const [flag, key] of Object.entries(WORKSPACE_FLAGS)) {
+    const value = options[flag as keyof typeof WORKSPACE_FLAGS]
+    if (value !== undefined) keys[key] = value
+  }
+  return keys
 }
 
 export const PIPELINE_KEY: Record<Section, 'data_source' | 'data_sink' | 'deadletter_sink'> = {
@@ -38,4 +60,5 @@ export function applyConnect(document: Document, request: ConnectRequest): void 
     )
   }
   document.setIn(['pipelines', pipeline, PIPELINE_KEY[section]], `${section}.${name}`)
+  for (const [key, value] of Object.entries(request.skippr ?? {})) document.setIn(['skippr', key], value)
 }
