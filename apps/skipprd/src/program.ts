@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import { Command, CommanderError, Option } from 'commander'
+import { watchSeconds } from './query/watch.js'
 
 const EXIT_USAGE = 2
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error']
@@ -89,8 +90,17 @@ program
   .description("Run SQL over the pipelines' WAL data (tables <pipeline>.<namespace>) and admin statements")
   .option('-s, --sql <SQL>', 'Statements to run (default: an interactive sql> prompt)')
   .option('--plain', 'Print {"header":[...],"rows":[[...]]} with every value a string')
+  .addOption(
+    new Option(
+      '--watch <SECONDS>',
+      'Run --sql again every SECONDS over fresh WAL data, until Ctrl-C',
+    ).argParser(watchSeconds),
+  )
   .exitOverride()
-  .action(async (_options: object, command: Command) => {
+  .action(async (options: { sql?: string; watch?: number }, command: Command) => {
+    if (options.watch !== undefined && options.sql === undefined) {
+      command.error("error: option '--watch <SECONDS>' needs --sql: the statements to run again")
+    }
     const { query } = await import('./commands/query.js')
     process.exitCode = await query(command.optsWithGlobals())
   })

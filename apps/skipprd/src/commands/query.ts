@@ -7,12 +7,15 @@
 import { render } from '../query/render.js'
 import { QuerySession } from '../query/sql-session.js'
 import { isBlank, splitStatements } from '../query/statements.js'
+import { watch } from '../query/watch.js'
 import { type CommandContext, EXIT_OK, type GlobalOptions, runCommand } from './common.js'
 import { closedByReader } from './stdout.js'
 
 export interface QueryOptions extends GlobalOptions {
   readonly sql?: string
   readonly plain?: boolean
+  /** Seconds between rounds of `sql` (`--watch`); program.ts refuses it without `sql`. */
+  readonly watch?: number
 }
 
 export function query(options: QueryOptions): Promise<number> {
@@ -37,8 +40,19 @@ export function query(options: QueryOptions): Promise<number> {
       }
       // Statements run in order; the first failure stops the rest and exits 1.
       const { complete, rest } = splitStatements(options.sql)
-      for (const statement of isBlank(rest) ? complete : [...complete, rest.trim()]) {
-        await render(await session.execute(statement), plain, context.out)
+      const statements = isBlank(rest) ? complete : [...complete, rest.trim()]
+      const round = async (): Promise<void> => {
+        for (const statement of statements) await render(await session.execute(statement), plain, context.out)
+      }
+      if (options.watch === undefined) await round()
+      else {
+        await watch(round, {
+          seconds: options.watch,
+          sql: options.sql,
+          stop: context.stop,
+          terminal: process.stdout.isTTY === true,
+          out: context.out,
+        })
       }
       return EXIT_OK
     } finally {
