@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, it } from 'vitest'
-import { Config, discover, Pipeline, Session, type SyncEvent } from '../src/index.js'
+import { Config, discover, EnvRef, Pipeline, Session, type SyncEvent } from '../src/index.js'
 import { rentalCounts } from './support/duckdb.js'
 import { type Project, project } from './support/project.js'
 
@@ -83,4 +83,70 @@ it('refuses to save a JSON config as YAML, and leaves it as it was', async () =>
     'skipprd.json: skipprd writes config files as YAML and will not rewrite this JSON file',
   )
   expect(await readFile(path.join(p.dir, 'skipprd.json'), 'utf8')).toBe(json)
+})
+
+it('builds connector entries with EnvRef secrets, checked against the connector when saved', async () => {
+  const config = Config.discover({ cwd: p.dir, env: {} })
+  const before = await readFile(path.join(p.dir, 'skippr.yml'), 'utf8')
+  config.dataSource('orders_db', 'Postgres', {
+    connection_string: 'postgres://app:s3cr3t-pw@db.internal/shop',
+    tables: ['orders'],
+  })
+  await expect(config.save()).rejects.toThrow(
+    'skippr.yml: data_sources.orders_db.Postgres.connection_string: a secret must not be written in the file',
+  )
+  expect(await readFile(path.join(p.dir, 'skippr.yml'), 'utf8')).toBe(before)
+
+  const orders = config.dataSource('orders_db', 'Postgres', {
+    connection_string: new EnvRef('ORDERS_DB_URL'),
+    tables: ['orders'],
+  })
+  expect(orders.reference).toBe('data_sources.orders_db')
+  config.pipeline('orders', new Pipeline({ dataSource: orders }))
+  await config.save()
+  const saved = await readFile(path.join(p.dir, 'skippr.yml'), 'utf8')
+  expect(saved).toContain('# small for tests')
+  expect(saved).toContain(
+    `  orders_db:\n    Postgres:\n      connection_string: \${ORDERS_DB_URL}\n      tables:\n        - orders\n`,
+  )
+  // The connector's own schema is checked too, not only the file's structure.
+  config.dataSink('out', 'Duckdb', { path: './w.duckdb', no_such_field: 1 })
+  await expect(config.save()).rejects.toThrow('no_such_field')
+  expect(() => new EnvRef('1BAD')).toThrow('a variable name is letters, digits and _')
+})
+
+it("reads a pipeline's rows with df() and query(), and checks its set-up with doctor()", async () => {
+  const config = Config.discover({ cwd: p.dir, env: {} })
+  config.pipeline(
+    'bikehire',
+    new Pipeline({ dataSource: 'data_sources.sample', dataSink: 'data_sinks.warehouse' }),
+  )
+  await config.save()
+  const session = new Session(Config.discover({ cwd: p.dir, env: {} }).getPipeline('bikehire'), {
+    cwd: p.dir,
+  })
+  expect(await session.df()).toEqual({ header: [], rows: [] })
+  await session.sync({ once: true })
+
+  const frame = await session.df('rentals')
+  expect(frame.header).toContain('rental_id')
+  expect(frame.rows).toHaveLength(3000)
+  const ids = frame.rows.map((row) => row[frame.header.indexOf('rental_id')])
+  expect(new Set(ids).size).toBe(3000)
+
+  expect(
+    await session.query('SELECT count(*) AS n, count(DISTINCT rental_id) AS d FROM bikehire.rentals'),
+  ).toEqual({
+    kind: 'rows',
+    header: ['n', 'd'],
+    rows: [['3000', '3000']],
+  })
+  expect(await session.query('SHOW PIPELINE bikehire')).toMatchObject({ kind: 'document' })
+  await expect(session.query('SELECT 1; SELECT 2')).rejects.toThrow('query() runs one statement, got 2')
+
+  const report = await session.doctor()
+  expect(report.ok, JSON.stringify(report.checks)).toBe(true)
+  expect(report.checks.map((check) => check.name)).toEqual(
+    expect.arrayContaining(['config', 'env', 'connectors']),
+  )
 })

@@ -3,16 +3,21 @@
  *
  *   const config = Config.discover()
  *   const src = config.getDataSource('sample')
- *   const sink = config.getDataSink('warehouse')
+ *   const sink = config.dataSink('warehouse', 'Postgres', {
+ *     connection_string: new EnvRef('WAREHOUSE_URL'),   // written as ${WAREHOUSE_URL}
+ *   })
  *   config.pipeline('bikehire', new Pipeline({ dataSource: src, dataSink: sink, chaosMode: true }))
  *   await config.save()
  *
- * Edits go through the YAML document, so `save()` keeps the file's comments and layout.
+ * Edits go through the YAML document, so `save()` keeps the file's comments and layout. Entries
+ * added with `dataSource()` / `dataSink()` are checked against their connector by `save()`, as
+ * `skipprd connect` checks its own: a secret field must be an `EnvRef`, never the secret itself.
  */
 import { ConfigError } from '@skippr/connector-api'
 import type { Env } from '../config/interpolate.js'
 import { type ConfigFile, loadConfigFile, validateStructure } from '../config/load.js'
 import type { PipelineShape, Section } from '../config/schema.js'
+import { type EntryToCheck, validateEntries } from '../connect/validate.js'
 import { replaceConfigFile } from '../connect/write.js'
 import { PipelineNotFoundError } from '../errors.js'
 
@@ -35,6 +40,33 @@ export interface PipelineOptions {
   readonly chaosMode?: boolean
   readonly bufferThresholdBytes?: number
   readonly bufferThresholdSeconds?: number
+}
+
+/** A variable of the environment (or `.env`), written into the file as `${NAME}`: how secrets are given. */
+export class EnvRef {
+  constructor(readonly name: string) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new ConfigError(
+        `EnvRef('${name}'): a variable name is letters, digits and _, not starting with a digit`,
+      )
+    }
+  }
+
+  toString(): string {
+    return `\${${this.name}}`
+  }
+}
+
+/** Connector fields as skippr.yml holds them: snake_case keys, `EnvRef`s as `${NAME}`. */
+export type ConnectorFields = Readonly<Record<string, unknown>>
+
+function toYamlValue(value: unknown): unknown {
+  if (value instanceof EnvRef) return value.toString()
+  if (Array.isArray(value)) return value.map(toYamlValue)
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toYamlValue(inner)]))
+  }
+  return value
 }
 
 /** A pipeline definition to add with `config.pipeline(name, pipeline)`. */
@@ -73,6 +105,9 @@ export interface DiscoverConfigOptions {
 }
 
 export class Config {
+  /** Entries added by `dataSource()` / `dataSink()`, checked against their connectors by `save()`. */
+  private added: EntryToCheck[] = []
+
   private constructor(private current: ConfigFile) {}
 
   /** Finds and loads skippr.yml as the CLI does: `config`, SKIPPR_CONFIG_FILE, then the working directory. */
@@ -113,18 +148,45 @@ export class Config {
     return { config: this, name }
   }
 
+  /** Adds or replaces `data_sources.<name>` with a connector of `type` (e.g. `Postgres`) and its fields. */
+  dataSource(name: string, type: string, fields: ConnectorFields = {}): EntryRef {
+    return this.setEntry('data_sources', name, type, fields)
+  }
+
+  /** Adds or replaces `data_sinks.<name>` with a connector of `type` (e.g. `Duckdb`) and its fields. */
+  dataSink(name: string, type: string, fields: ConnectorFields = {}): EntryRef {
+    return this.setEntry('data_sinks', name, type, fields)
+  }
+
   /** Adds or replaces a pipeline; the file is validated again (references included). */
   pipeline(name: string, pipeline: Pipeline): this {
-    const document = this.current.document.clone()
-    document.setIn(['pipelines', name], document.createNode(pipeline.toYaml()))
-    const data = validateStructure(document.toJS(), this.current.label, this.current.env)
-    this.current = { ...this.current, document, data }
+    this.edit((document) => document.setIn(['pipelines', name], document.createNode(pipeline.toYaml())))
     return this
   }
 
   /** Writes the file whole or not at all (connect/write.ts); a JSON or TOML file is refused. */
   async save(): Promise<void> {
+    await validateEntries(this.current, this.current.document, this.added)
     await replaceConfigFile(this.path, this.current.document.toString())
+    this.added = []
+  }
+
+  private setEntry(section: Section, name: string, type: string, fields: ConnectorFields): EntryRef {
+    const yamlFields = toYamlValue(fields) as Record<string, unknown>
+    this.edit((document) => document.setIn([section, name], document.createNode({ [type]: yamlFields })))
+    this.added = [
+      ...this.added.filter((e) => e.section !== section || e.name !== name),
+      { section, name, fields: yamlFields },
+    ]
+    return this.entry(section, name)
+  }
+
+  /** Applies `change` to a copy of the document and keeps it only if the file is still valid. */
+  private edit(change: (document: ConfigFile['document']) => void): void {
+    const document = this.current.document.clone()
+    change(document)
+    const data = validateStructure(document.toJS(), this.current.label, this.current.env)
+    this.current = { ...this.current, document, data }
   }
 
   private entry(section: Section, name: string): EntryRef {

@@ -3,13 +3,19 @@
  *
  *   const session = new Session(Config.discover().getPipeline('bikehire'))
  *   const result = await session.sync({ once: true })
+ *   const { header, rows } = await session.df()                  // as `skipprd df`
+ *   const counted = await session.query('SELECT count(*) FROM bikehire.rentals')
+ *   const { ok, checks } = await session.doctor()                // as `skipprd doctor`
  *
  * Logs go to `logs/skipprd.<date>.log` as with the CLI; failures throw the same coded errors.
  */
 import type { NamespaceSchema } from '@skippr/connector-api'
 import type { Level, Logger } from 'pino'
 import { logDirectory, type RuntimeFlags } from '../config/settings.js'
+import type { Check } from '../doctor/check.js'
 import { createLogger } from '../logging.js'
+import type { Cell, StatementResult } from '../query/result.js'
+import type { QuerySession } from '../query/sql-session.js'
 import { Redactor } from '../redact.js'
 import type { DiscoverEvent } from '../runner/discover.js'
 import type { SyncListener } from '../runner/events.js'
@@ -35,6 +41,24 @@ export interface SyncOptions {
 }
 
 export type SyncResult = PipelineRunResult
+
+/** What `query()` answers: rows as text (null is SQL NULL), or what an admin statement said. */
+export type QueryResult =
+  | { readonly kind: 'rows'; readonly header: readonly string[]; readonly rows: Cell[][] }
+  | { readonly kind: 'document'; readonly value: unknown }
+  | { readonly kind: 'message'; readonly text: string }
+
+/** `df()`: the columns and every row, each value as text (null is SQL NULL). */
+export interface Rows {
+  readonly header: readonly string[]
+  readonly rows: Cell[][]
+}
+
+/** `doctor()`: the vendor's `{ ok, checks }`, `ok` false when any check failed. */
+export interface DoctorReport {
+  readonly ok: boolean
+  readonly checks: readonly Check[]
+}
 
 export class Session {
   private readonly redactor = new Redactor()
@@ -72,6 +96,63 @@ export class Session {
     })
   }
 
+  /**
+   * Runs one statement as `skipprd query --sql` does (SQL over every pipeline's WAL data, or an
+   * admin statement) and reads its whole answer. Several statements are refused: call it once each.
+   */
+  async query(sql: string): Promise<QueryResult> {
+    const { splitStatements, isBlank } = await import('../query/statements.js')
+    const { complete, rest } = splitStatements(sql)
+    const statements = isBlank(rest) ? complete : [...complete, rest.trim()]
+    if (statements.length !== 1) {
+      throw new RangeError(`query() runs one statement, got ${statements.length}: call it once for each`)
+    }
+    return this.withQuerySession(async (session) => collect(await session.execute(statements[0] as string)))
+  }
+
+  /** The pipeline's rows as `skipprd df` prints them: of `namespace`, or of every namespace in turn. */
+  async df(namespace?: string): Promise<Rows> {
+    const { pipelineRows } = await import('../query/pipeline-rows.js')
+    return this.withQuerySession(async (session) => {
+      const result = await pipelineRows(session, this.pipeline.name, namespace)
+      const collected = result && (await collect(result))
+      return collected?.kind === 'rows' ? collected : { header: [], rows: [] }
+    })
+  }
+
+  /** `skipprd doctor -p <pipeline>`'s checks for this session's config and pipeline. */
+  async doctor(): Promise<DoctorReport> {
+    const { runDoctor } = await import('../doctor/run.js')
+    const { silentPino } = await import('../logging.js')
+    const checks = await runDoctor({
+      config: this.pipeline.config.path,
+      pipeline: this.pipeline.name,
+      flags: this.options.flags ?? {},
+      cwd: this.cwd,
+      logger: silentPino(),
+      redactor: this.redactor,
+    })
+    return { ok: checks.every((check) => check.ok), checks }
+  }
+
+  private async withQuerySession<T>(work: (session: QuerySession) => Promise<T>): Promise<T> {
+    const { QuerySession } = await import('../query/sql-session.js')
+    const { logger } = this.environment(() => {}, undefined)
+    const session = await QuerySession.open({
+      file: this.pipeline.config.file,
+      flags: this.options.flags ?? {},
+      cwd: this.cwd,
+      warn: (message) => logger.warn(message),
+      logger,
+      onSecrets: (secrets) => this.redactor.add(secrets),
+    })
+    try {
+      return await work(session)
+    } finally {
+      await session.close()
+    }
+  }
+
   private environment(listener: SyncListener, signal: AbortSignal | undefined) {
     const file = this.pipeline.config.file
     this.logger ??=
@@ -93,6 +174,14 @@ export class Session {
       announce: (line: string) => void process.stderr.write(`[skippr] ${this.redactor.redact(line)}\n`),
     }
   }
+}
+
+/** A statement's whole answer, its row chunks read into one list. */
+async function collect(result: StatementResult): Promise<QueryResult> {
+  if (result.kind !== 'rows') return result
+  const rows: Cell[][] = []
+  for await (const chunk of result.chunks) rows.push(...chunk)
+  return { kind: 'rows', header: result.header, rows }
 }
 
 /** `discover()` for one pipeline: `await discover(config.getPipeline('bikehire'))`. */

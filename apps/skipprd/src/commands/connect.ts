@@ -8,20 +8,12 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { hasCode } from '@skippr/connector-api'
-import { loadEnv } from '../config/env.js'
-import { referenceName } from '../config/interpolate.js'
-import {
-  type ConfigFile,
-  DEFAULT_FILE_NAMES,
-  locateConfig,
-  parseYaml,
-  validateStructure,
-} from '../config/load.js'
+import { DEFAULT_FILE_NAMES, locateConfig, parseYaml } from '../config/load.js'
 import type { Section } from '../config/schema.js'
 import { applyConnect, skipprKeys } from '../connect/entry.js'
 import { parseFieldFlags } from '../connect/fields.js'
+import { validateEntries } from '../connect/validate.js'
 import { readText, replaceConfigFile } from '../connect/write.js'
-import { resolveSink, resolveSource } from '../connectors.js'
 import { CONFIG_NOT_FOUND } from '../errors.js'
 import { CONNECT_INVALID, ConnectInvalidError } from '../query/errors.js'
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, failureLine, type GlobalOptions } from './common.js'
@@ -56,7 +48,7 @@ export async function connect(
     const target = configTarget(options.config, process.cwd())
     const document = parseYaml(target.exists ? await readText(target.path) : '', target.label)
     applyConnect(document, request)
-    await validate(target, document, section, request.name, request.fields)
+    await validateEntries(target, document, [request])
     await replaceConfigFile(target.path, String(document))
     process.stdout.write(
       `${section}.${request.name} (${request.type}) is the ${section === 'data_sources' ? 'data_source' : 'data_sink'} of pipeline '${pipeline}' in ${target.label}\n`,
@@ -94,32 +86,4 @@ function configTarget(config: string | undefined, cwd: string): Target {
     const file = given ? path.resolve(cwd, given) : path.join(cwd, DEFAULT_FILE_NAMES[0])
     return { path: file, label: given ?? DEFAULT_FILE_NAMES[0], exists: existsSync(file) }
   }
-}
-
-/**
- * Validates the edited file as `sync` would. `${NAME}` references in the new fields whose
- * variables are not set yet stand for themselves: they must be set by the time `sync` runs.
- */
-async function validate(
-  target: Target,
-  document: ConfigFile['document'],
-  section: Section,
-  name: string,
-  fields: Readonly<Record<string, unknown>>,
-): Promise<void> {
-  const dir = path.dirname(target.path)
-  const env: Record<string, string | undefined> = { ...loadEnv(dir, process.env) }
-  for (const value of Object.values(fields)) {
-    const variable = referenceName(value)
-    if (variable !== undefined && env[variable] === undefined) env[variable] = value as string
-  }
-  const file: ConfigFile = {
-    path: target.path,
-    label: target.label,
-    dir,
-    env,
-    document,
-    data: validateStructure(document.toJS(), target.label, env),
-  }
-  await (section === 'data_sources' ? resolveSource(file, name) : resolveSink(file, name))
 }

@@ -4,9 +4,7 @@
  * `{"header":[...],"rows":[[...]]}`. Without --namespace every namespace is printed one after the
  * other, which needs them all to have the same columns.
  */
-import type { NamespaceSchema } from '@skippr/connector-api'
-import { ident } from '@skippr/sink-duckdb'
-import { ColumnsDifferError, NamespaceNotFoundError } from '../query/errors.js'
+import { pipelineRows } from '../query/pipeline-rows.js'
 import { renderPlain } from '../query/render.js'
 import { EXIT_OK, EXIT_USAGE, type GlobalOptions, runCommand } from './common.js'
 import { openSession } from './query.js'
@@ -24,44 +22,15 @@ export function df(options: DfOptions): Promise<number> {
     }
     const session = await openSession(context)
     try {
-      const { state } = await session.catalog.open(pipeline)
-      const schemas = (await state.listSchemas()).map((s) => s.schema as unknown as NamespaceSchema)
-      const chosen = pick(pipeline, schemas, options.namespace)
-      if (chosen.length === 0) {
+      const result = await pipelineRows(session, pipeline, options.namespace)
+      if (result === undefined) {
         await context.out('{"header":[],"rows":[]}\n')
         return EXIT_OK
       }
-      const select = chosen
-        .map((s) => `SELECT * FROM ${ident(pipeline)}.${ident(s.namespace)}`)
-        .join(' UNION ALL ')
-      const result = await session.sql(select, [pipeline])
       if (result.kind === 'rows') await renderPlain(result.header, result.chunks, context.out)
       return EXIT_OK
     } finally {
       await session.close()
     }
   })
-}
-
-function pick(
-  pipeline: string,
-  schemas: readonly NamespaceSchema[],
-  namespace: string | undefined,
-): NamespaceSchema[] {
-  if (namespace !== undefined) {
-    const schema = schemas.find((s) => s.namespace === namespace)
-    if (!schema)
-      throw new NamespaceNotFoundError(
-        pipeline,
-        namespace,
-        schemas.map((s) => s.namespace),
-      )
-    return [schema]
-  }
-  const layout = (s: NamespaceSchema) => s.fields.map((f) => `${f.name} ${f.type}`)
-  const first = schemas[0]
-  if (first && schemas.some((s) => layout(s).join(',') !== layout(first).join(','))) {
-    throw new ColumnsDifferError(pipeline, new Map(schemas.map((s) => [s.namespace, layout(s)])))
-  }
-  return [...schemas]
 }
