@@ -27,7 +27,7 @@
  * connection in a child, lib/server-tree-cpu.ts).
  *
  * Needs the built packages: pnpm turbo run build --filter=@skippr/bench...
- * Run:  pnpm --filter @skippr/bench object-stores [--rows N] [--rounds N]
+ * Run:  pnpm --filter @skippr/bench object-stores [--rows N] [--rounds N] [--formats jsonl,parquet]
  * Env:  SKIPPR_BENCH_DIR  where the temporary data goes (default: the OS temp dir)
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
@@ -55,20 +55,28 @@ const MB = 1024 * 1024
 const NAMESPACE = 'rentals'
 const putScript = fileURLToPath(new URL('lib/object-put.mjs', import.meta.url))
 
-const { rows: ROWS, rounds: ROUNDS } = commandLine()
+const { rows: ROWS, rounds: ROUNDS, formats: RUN_FORMATS } = commandLine()
 const dir = await mkdtemp(path.join(process.env.SKIPPR_BENCH_DIR ?? os.tmpdir(), 'skippr-bench-objects-'))
 const csv = path.join(dir, `${NAMESPACE}.csv`)
 
-function commandLine(): { rows: number; rounds: number } {
+function commandLine(): { rows: number; rounds: number; formats: readonly Format[] } {
   const { values } = parseArgs({
     args: process.argv.slice(2).filter((arg) => arg !== '--'),
-    options: { rows: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '5' } },
+    options: {
+      rows: { type: 'string', default: '1000000' },
+      rounds: { type: 'string', default: '5' },
+      formats: { type: 'string', default: FORMATS.join(',') },
+    },
   })
   const rows = Number(values.rows)
   const rounds = Number(values.rounds)
+  const formats = values.formats.split(',') as Format[]
   if (!Number.isSafeInteger(rows) || rows < 1) throw new Error('--rows must be an integer ≥ 1')
   if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error('--rounds must be an integer ≥ 1')
-  return { rows, rounds }
+  // Part (2) cuts the CSV into the batches the jsonl objects hold.
+  if (!formats.includes('jsonl') || formats.some((f) => !FORMATS.includes(f)))
+    throw new Error(`--formats is a comma-separated list of ${FORMATS.join(', ')} that includes jsonl`)
+  return { rows, rounds, formats }
 }
 
 /** What skipprd wrote into one store in one format, as files for the bare uploader. */
@@ -381,7 +389,7 @@ try {
     { store: BenchStore; format: Format; captured: Capture; rounds: StoreRound[] }
   >()
   for (const store of stores)
-    for (const format of FORMATS)
+    for (const format of RUN_FORMATS)
       storeRounds.set(`${store.kind} ${format}`, {
         store,
         format,
