@@ -154,6 +154,45 @@ program
     process.exitCode = await connect(direction, kind, command.args.slice(2), command.optsWithGlobals())
   })
 
+const metadata = program
+  .command('metadata')
+  .description('Show or replace a pipeline\'s saved schemas ({"fields":[{"name","field_type","nullable"}]})')
+  .exitOverride()
+
+metadata
+  .command('show')
+  .description('Print the saved schema of every namespace, or of one')
+  .option('--namespace <NAME>', 'Only this namespace: prints {"fields":[...]}')
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { metadataShow } = await import('./commands/metadata.js')
+    process.exitCode = await metadataShow(command.optsWithGlobals())
+  })
+
+metadata
+  .command('apply')
+  .description(
+    "Replace a namespace's field list, saved as its next schema version; the next sync reads by it",
+  )
+  .option('--namespace <NAME>', 'The namespace to change')
+  .option('--schema <FILE>', 'Schema file, or - for stdin')
+  .option('--schema-json <JSON>', 'The schema as JSON text')
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { metadataApply } = await import('./commands/metadata.js')
+    process.exitCode = await metadataApply(command.optsWithGlobals())
+  })
+
+program
+  .command('schema')
+  .description("Print the JSON Schema of skippr.yml (every bundled connector's fields), for editors")
+  .exitOverride()
+  .action(async () => {
+    const { readFile } = await import('node:fs/promises')
+    // dist/ and bin/ both sit beside the file, so the path means the same in either.
+    process.stdout.write(await readFile(new URL('../skippr.schema.json', import.meta.url), 'utf8'))
+  })
+
 program
   .command('serve')
   .description("Not in this build: the vendor's Iceberg REST and Flight SQL server")

@@ -2,29 +2,25 @@
  * The admin statements. ENABLE/DISABLE flip the flag `sync` checks before it starts. RESET and
  * DROP delete what a running sync is using, so they take the pipeline's writer lease themselves
  * for the moment they run — without waiting: if a sync holds it, the statement is refused and
- * nothing is touched — and a sync that starts meanwhile waits for them. SHOW reads only.
+ * nothing is touched — and a sync that starts meanwhile waits for them. SHOW and SCHEMA DUMP read
+ * only; LOAD SCHEMA and ALTER TABLE change the saved schema through schema/apply.ts, under the lease too.
  */
-import { rm } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { batchKey, type NamespaceSchema } from '@skippr/connector-api'
-import {
-  hasCode,
-  isLocalOwnerGone,
-  type LandingFailure,
-  LEASE_UNAVAILABLE,
-  type Lease,
-  type LeaseUnavailableError,
-  localOwnerId,
-  type NamespaceCounts,
-} from '@skippr/state'
+import type { LandingFailure, NamespaceCounts } from '@skippr/state'
 import { openWal, removeDiskReserve } from '@skippr/wal'
 import { walBackend } from '../runner/wal-backend.js'
+import { applySchemaChanges, describeApplied } from '../schema/apply.js'
+import { namespaceDocument, pipelineDocument } from '../schema/file.js'
+import { readSchemaFile, schemaFileChanges } from '../schema/load.js'
 import { setBatchAside } from './batch-aside.js'
 import type { PipelineCatalog, PipelineHandle } from './catalog.js'
-import { NamespaceNotFoundError, PipelineBusyError } from './errors.js'
+import { NamespaceNotFoundError } from './errors.js'
 import { type PendingBatch, summarisePending } from './pending.js'
 import { type Cell, rowsOf, type StatementResult } from './result.js'
 import { cacheFile } from './snapshot.js'
 import { type AdminStatement, describeAdmin } from './statements.js'
+import { withLease } from './writer-lease.js'
 
 export async function runAdmin(
   statement: AdminStatement,
@@ -59,6 +55,24 @@ export async function runAdmin(
       return { kind: 'document', value: await describePipeline(pipeline) }
     case 'stats':
       return stats(pipeline, statement.namespace)
+    case 'schema-dump':
+      return message(await dumpSchema(pipeline, statement.namespace, statement.path))
+    case 'schema-load': {
+      const changes = schemaFileChanges(
+        await readSchemaFile(statement.path),
+        statement.path,
+        statement.namespace,
+      )
+      return message(
+        describeApplied(name, await applySchemaChanges(pipeline, changes, describeAdmin(statement))),
+      )
+    }
+    case 'alter': {
+      const changes = new Map([[statement.namespace, statement.change]])
+      return message(
+        describeApplied(name, await applySchemaChanges(pipeline, changes, describeAdmin(statement))),
+      )
+    }
     case 'deadletter':
     case 'discard': {
       let text = ''
@@ -74,35 +88,27 @@ function message(text: string): StatementResult {
   return { kind: 'message', text }
 }
 
-/** Runs `work` holding the writer lease; refuses at once if a sync holds it. */
-async function withLease(
+/** Writes the saved schema of one namespace, or of all, to `path` in the vendor's shape (schema/file.ts). */
+async function dumpSchema(
   pipeline: PipelineHandle,
-  statement: string,
-  work: (lease: Lease) => Promise<void>,
-): Promise<void> {
-  let lease: Lease
-  try {
-    lease = await pipeline.state.acquireLease({
-      owner: localOwnerId('skipprd query'),
-      isHolderGone: isLocalOwnerGone,
-      waitMs: 0,
-      heartbeatIntervalMs: 0,
-    })
-  } catch (error) {
-    if (!hasCode(error, LEASE_UNAVAILABLE)) throw error
-    const info = await pipeline.state.getLeaseInfo()
-    throw new PipelineBusyError(
-      statement,
-      pipeline.settings.name,
-      (error as LeaseUnavailableError).holder,
-      info?.ttlMs ?? 30_000,
+  namespace: string | undefined,
+  path: string,
+): Promise<string> {
+  const name = pipeline.settings.name
+  const schemas = (await pipeline.state.listSchemas()).map((s) => s.schema as unknown as NamespaceSchema)
+  if (namespace === undefined) {
+    await writeFile(path, `${JSON.stringify(pipelineDocument(schemas), null, 2)}\n`)
+    return `Schemas of ${name} (${schemas.length} namespace${schemas.length === 1 ? '' : 's'}) written to '${path}'.`
+  }
+  const schema = schemas.find((s) => s.namespace === namespace)
+  if (!schema)
+    throw new NamespaceNotFoundError(
+      name,
+      namespace,
+      schemas.map((s) => s.namespace),
     )
-  }
-  try {
-    await work(lease)
-  } finally {
-    await lease.release()
-  }
+  await writeFile(path, `${JSON.stringify(namespaceDocument(schema), null, 2)}\n`)
+  return `Schema of ${name}.${namespace} (${schema.fields.length} fields) written to '${path}'.`
 }
 
 /** Deletes every batch in the WAL and the resume position (the WAL starts a new epoch), and the counters. */

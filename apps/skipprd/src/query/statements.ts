@@ -5,15 +5,34 @@
  *   ENABLE PIPELINE p | DISABLE PIPELINE p | RESET PIPELINE p | DROP PIPELINE p
  *   SHOW PIPELINE p   | SHOW STATS FOR p | SHOW STATS FOR p.ns
  *   DEADLETTER BATCH <seq> IN PIPELINE p  | DISCARD BATCH <seq> IN PIPELINE p
+ *   SCHEMA DUMP p[.ns] TO '<path>'        | LOAD SCHEMA '<path>' INTO p[.ns]
+ *   ALTER TABLE p.ns DROP COLUMN c | ALTER COLUMN c TYPE <type> | RENAME COLUMN a TO b
+ *                    | MERGE COLUMN a INTO b
  *
  * Keywords are case-insensitive; a name is a bare word (letters, digits, `_`, `-`) or a
- * double-quoted identifier (`""` inside it is a quote).
+ * double-quoted identifier (`""` inside it is a quote); a path is a '…' string (`''` inside it
+ * is a quote); a type is one of the saved schemas' field types (`long`, `string`, …).
  */
+import { FIELD_TYPES, type FieldType } from '@skippr/connector-api'
+import type { SchemaChange } from '../schema/changes.js'
+import { SchemaChangeRefusedError } from '../schema/errors.js'
 
 export type AdminStatement =
   | { readonly kind: 'enable' | 'disable' | 'reset' | 'drop' | 'show'; readonly pipeline: string }
   | { readonly kind: 'stats'; readonly pipeline: string; readonly namespace: string | undefined }
   | { readonly kind: 'deadletter' | 'discard'; readonly pipeline: string; readonly seq: bigint }
+  | {
+      readonly kind: 'schema-dump' | 'schema-load'
+      readonly pipeline: string
+      readonly namespace: string | undefined
+      readonly path: string
+    }
+  | {
+      readonly kind: 'alter'
+      readonly pipeline: string
+      readonly namespace: string
+      readonly change: Exclude<SchemaChange, { kind: 'replace' }>
+    }
 
 const NAME = '("(?:[^"]|"")+"|[A-Za-z0-9_-]+)'
 const PIPELINE_STATEMENT = new RegExp(
@@ -25,6 +44,35 @@ const BATCH_STATEMENT = new RegExp(
   String.raw`^(DEADLETTER|DISCARD)\s+BATCH\s+(\d+)\s+IN\s+PIPELINE\s+${NAME}$`,
   'i',
 )
+
+const PATH = "'((?:[^']|'')*)'"
+const TABLE = String.raw`${NAME}(?:\.${NAME})?`
+const DUMP_STATEMENT = new RegExp(String.raw`^SCHEMA\s+DUMP\s+${TABLE}\s+TO\s+${PATH}$`, 'i')
+const LOAD_STATEMENT = new RegExp(String.raw`^LOAD\s+SCHEMA\s+${PATH}\s+INTO\s+${TABLE}$`, 'i')
+const ALTER_STATEMENT = new RegExp(String.raw`^ALTER\s+TABLE\s+${NAME}\.${NAME}\s+(.*)$`, 'is')
+const ALTER_ACTIONS: readonly [RegExp, (m: RegExpExecArray, namespace: string) => AlterChange][] = [
+  [
+    new RegExp(String.raw`^DROP\s+COLUMN\s+${NAME}$`, 'i'),
+    (m) => ({ kind: 'drop', column: unquote(m[1] as string) }),
+  ],
+  [
+    new RegExp(String.raw`^ALTER\s+COLUMN\s+${NAME}\s+(?:SET\s+DATA\s+)?TYPE\s+([A-Za-z]+)$`, 'i'),
+    (m, namespace) => ({
+      kind: 'type',
+      column: unquote(m[1] as string),
+      type: fieldType(m[2] as string, namespace),
+    }),
+  ],
+  [
+    new RegExp(String.raw`^RENAME\s+COLUMN\s+${NAME}\s+TO\s+${NAME}$`, 'i'),
+    (m) => ({ kind: 'rename', column: unquote(m[1] as string), to: unquote(m[2] as string) }),
+  ],
+  [
+    new RegExp(String.raw`^MERGE\s+COLUMN\s+${NAME}\s+INTO\s+${NAME}$`, 'i'),
+    (m) => ({ kind: 'merge', column: unquote(m[1] as string), into: unquote(m[2] as string) }),
+  ],
+]
+type AlterChange = Exclude<SchemaChange, { kind: 'replace' }>
 
 /** The admin statement `text` is (without its `;`), or undefined for SQL. */
 export function parseAdminStatement(text: string): AdminStatement | undefined {
@@ -48,7 +96,48 @@ export function parseAdminStatement(text: string): AdminStatement | undefined {
       namespace: namespace && unquote(namespace),
     }
   }
+  return parseSchemaStatement(statement)
+}
+
+function parseSchemaStatement(statement: string): AdminStatement | undefined {
+  const dump = DUMP_STATEMENT.exec(statement)
+  if (dump) return schemaFile('schema-dump', dump[1], dump[2], dump[3])
+  const load = LOAD_STATEMENT.exec(statement)
+  if (load) return schemaFile('schema-load', load[2], load[3], load[1])
+  const alter = ALTER_STATEMENT.exec(statement)
+  if (!alter) return undefined
+  const action = (alter[3] as string).trim()
+  for (const [pattern, change] of ALTER_ACTIONS) {
+    const m = pattern.exec(action)
+    const namespace = unquote(alter[2] as string)
+    if (m)
+      return { kind: 'alter', pipeline: unquote(alter[1] as string), namespace, change: change(m, namespace) }
+  }
+  // ALTER TABLE of another form is DuckDB's to answer (or refuse).
   return undefined
+}
+
+function schemaFile(
+  kind: 'schema-dump' | 'schema-load',
+  pipeline: string | undefined,
+  namespace: string | undefined,
+  path: string | undefined,
+): AdminStatement {
+  return {
+    kind,
+    pipeline: unquote(pipeline as string),
+    namespace: namespace && unquote(namespace),
+    path: (path as string).replaceAll("''", "'"),
+  }
+}
+
+function fieldType(name: string, namespace: string): FieldType {
+  const type = name.toLowerCase()
+  if ((FIELD_TYPES as readonly string[]).includes(type)) return type as FieldType
+  throw new SchemaChangeRefusedError(
+    namespace,
+    `'${name}' is not a field type (use one of ${FIELD_TYPES.join(', ')})`,
+  )
 }
 
 /** How an admin statement is written back, for messages: `RESET PIPELINE bikehire`. */
@@ -56,9 +145,26 @@ export function describeAdmin(statement: AdminStatement): string {
   if (statement.kind === 'stats') {
     return `SHOW STATS FOR ${statement.pipeline}${statement.namespace === undefined ? '' : `.${statement.namespace}`}`
   }
+  const table = `${statement.pipeline}${'namespace' in statement && statement.namespace !== undefined ? `.${statement.namespace}` : ''}`
+  if (statement.kind === 'schema-dump') return `SCHEMA DUMP ${table} TO '${statement.path}'`
+  if (statement.kind === 'schema-load') return `LOAD SCHEMA '${statement.path}' INTO ${table}`
+  if (statement.kind === 'alter') return `ALTER TABLE ${table} ${describeChange(statement.change)}`
   if (statement.kind === 'deadletter' || statement.kind === 'discard')
     return `${statement.kind.toUpperCase()} BATCH ${statement.seq} IN PIPELINE ${statement.pipeline}`
   return `${statement.kind.toUpperCase()} PIPELINE ${statement.pipeline}`
+}
+
+function describeChange(change: AlterChange): string {
+  switch (change.kind) {
+    case 'drop':
+      return `DROP COLUMN ${change.column}`
+    case 'type':
+      return `ALTER COLUMN ${change.column} TYPE ${change.type}`
+    case 'rename':
+      return `RENAME COLUMN ${change.column} TO ${change.to}`
+    case 'merge':
+      return `MERGE COLUMN ${change.column} INTO ${change.into}`
+  }
 }
 
 function unquote(name: string): string {

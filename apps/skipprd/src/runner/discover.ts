@@ -5,11 +5,12 @@
  * concurrent sync cannot lose one.
  */
 import { randomUUID } from 'node:crypto'
-import { addedFields, evolveSchema, type NamespaceSchema } from '@skippr/connector-api'
+import { addedFields, type NamespaceSchema } from '@skippr/connector-api'
 import type { JsonValue, PipelineState } from '@skippr/state'
 import type { Logger } from 'pino'
 import { SourceFailedError } from '../errors.js'
 import { connectorLogger } from '../logging.js'
+import { evolveSaved } from '../schema/applied.js'
 import type { ResolvedPipeline } from './session.js'
 import { openPipelineStore } from './state-store.js'
 
@@ -107,7 +108,7 @@ async function save(
   discovered: NamespaceSchema,
 ): Promise<{ schema: NamespaceSchema; previous: NamespaceSchema | undefined }> {
   const previous = (await state.getSchema(discovered.namespace))?.schema as NamespaceSchema | undefined
-  const schema = previous ? evolveSchema(previous, discovered) : discovered
+  const schema = previous ? evolveSaved(previous, discovered) : discovered
   if (schema !== previous) await state.saveSchema(schema.namespace, schema as unknown as JsonValue)
   return { schema, previous }
 }

@@ -61,9 +61,9 @@ async function ingest(options: IngestOptions): Promise<void> {
       })
       if (next.done) return
       const chunk = next.value
-      const schemaVersion = await schemas.observe(chunk)
+      const { version: schemaVersion, body } = await schemas.observe(chunk)
       progress.read(chunk.namespace, chunk.rows, chunk.body.length)
-      const data = { ...chunk, schemaVersion }
+      const data = { ...chunk, body, schemaVersion }
       const refused = chunk.refused ?? []
       await buffer.add(
         refused.length === 0

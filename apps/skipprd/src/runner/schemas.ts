@@ -5,6 +5,8 @@
  */
 import { evolveSchema, type NamespaceSchema, type SourceChunk } from '@skippr/connector-api'
 import type { JsonValue, PipelineState } from '@skippr/state'
+import { type AppliedSchema, evolveSaved } from '../schema/applied.js'
+import { relayout } from '../schema/relayout.js'
 
 interface Current {
   readonly version: number
@@ -47,8 +49,26 @@ export class SchemaRegistry {
     return [...this.latest.values()].map((c) => c.schema)
   }
 
-  /** The schema version a chunk's rows are laid out in, saving a new version when it changed. */
-  async observe(chunk: SourceChunk): Promise<number> {
+  /**
+   * The schema version a chunk's rows are laid out in, saving a new version when it changed, and
+   * the rows in that layout: the source's own, unless a user changed the schema (schema/applied.ts).
+   */
+  async observe(chunk: SourceChunk): Promise<{ version: number; body: Uint8Array }> {
+    const applied = this.latest.get(chunk.namespace)
+    const saved = applied?.schema as AppliedSchema | undefined
+    if (applied && saved?.sourceFields) {
+      const next = chunk.schema ? evolveSaved(saved, chunk.schema) : saved
+      const layout = chunk.schema?.fields ?? saved.sourceFields
+      if (next === saved)
+        return { version: applied.version, body: relayout(saved, chunk.format, layout, chunk.body) }
+      const version = await this.save(next)
+      this.onEvolved(saved, next, version)
+      return { version, body: relayout(next, chunk.format, layout, chunk.body) }
+    }
+    return { version: await this.observeOwn(chunk), body: chunk.body }
+  }
+
+  private async observeOwn(chunk: SourceChunk): Promise<number> {
     let current = this.latest.get(chunk.namespace)
     if (!chunk.schema) {
       if (!current) {
