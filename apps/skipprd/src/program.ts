@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import { Command, CommanderError, Option } from 'commander'
+import { DEFAULT_ROUNDS, DEFAULT_ROWS, positiveCount } from './benchmark/options.js'
 import { watchSeconds } from './query/watch.js'
 
 const EXIT_USAGE = 2
@@ -191,6 +192,31 @@ program
     const { readFile } = await import('node:fs/promises')
     // dist/ and bin/ both sit beside the file, so the path means the same in either.
     process.stdout.write(await readFile(new URL('../skippr.schema.json', import.meta.url), 'utf8'))
+  })
+
+program
+  .command('benchmark')
+  .description(
+    "Load the sample dataset into a data_sinks entry by skipprd and by the destination's own bulk load; print both rates and their ratio",
+  )
+  .requiredOption(
+    '--sink <NAME>',
+    'The data_sinks entry to load into (its tables are made for the benchmark and dropped)',
+  )
+  .addOption(
+    new Option('--rows <N>', 'Rows of the bikehire CSV file')
+      .argParser(positiveCount)
+      .default(DEFAULT_ROWS, '1,000,000'),
+  )
+  .addOption(
+    new Option('--rounds <R>', 'Rounds of the two loads; medians are shown')
+      .argParser(positiveCount)
+      .default(DEFAULT_ROUNDS),
+  )
+  .exitOverride()
+  .action(async (_options: object, command: Command) => {
+    const { benchmark } = await import('./commands/benchmark.js')
+    process.exitCode = await benchmark(command.optsWithGlobals())
   })
 
 program

@@ -76,10 +76,37 @@ export interface Sink {
   close(): Promise<void>
 }
 
+/**
+ * The destination's own bulk load of a CSV file, without skipprd: what `skipprd benchmark` puts
+ * skipprd's rate beside (a DuckDB `read_csv`, a PostgreSQL `COPY`). It works on tables of the sink's
+ * configured place (its schema, its file), named by the caller, and on nothing else.
+ */
+export interface BulkLoad {
+  /**
+   * Creates `table` with the columns of `schema`, typed as `prepare` types them, and loads every
+   * record of `csvFile` (RFC 4180, a header row first, the columns in the schema's order) into it
+   * in the destination's fastest way; resolves with the rows the destination reports it loaded.
+   */
+  load(table: string, schema: NamespaceSchema, csvFile: string): Promise<number>
+  /** Drops `table` if it exists. */
+  drop(table: string): Promise<void>
+  /**
+   * Removes what the sink's own bookkeeping holds of `pipeline` (its landed batch identities, its
+   * fence token), so a pipeline run only to measure leaves nothing behind.
+   */
+  forgetPipeline(pipeline: string): Promise<void>
+  close(): Promise<void>
+}
+
 export interface SinkDefinition<Config = unknown> extends ConnectorDefinition<Config> {
   readonly kind: 'sink'
   readonly guarantee: Guarantee
   create(config: Config, context: ConnectorContext): Sink | Promise<Sink>
+  /**
+   * Optional: the destination's own bulk load, for `skipprd benchmark`. A sink without one is
+   * benchmarked alone, with nothing to compare its rate with.
+   */
+  bulkLoad?(config: Config, context: ConnectorContext): BulkLoad | Promise<BulkLoad>
 }
 
 export function landed(rows: number): WriteOutcome {

@@ -1,4 +1,5 @@
 import type { SinkDefinition } from '@skippr/connector-api'
+import { DuckdbBulkLoad } from './bulk-load.js'
 import type { DuckdbConfig } from './config.js'
 import { duckdbConfig } from './config.js'
 import { DuckdbSink } from './sink.js'
@@ -10,6 +11,7 @@ export const sink: SinkDefinition<DuckdbConfig> = {
   config: duckdbConfig,
   secretFields: [],
   create: (config, context) => new DuckdbSink(config, context),
+  bulkLoad: (config, context) => new DuckdbBulkLoad(config, context),
 }
 
 export type { DuckdbConfig } from './config.js'

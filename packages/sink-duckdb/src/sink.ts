@@ -41,8 +41,9 @@ import {
   refused,
   retryLater,
 } from '@skippr/connector-api'
-import { dropCachedBlocks, memoryLimitSql } from './cached-blocks.js'
+import { dropCachedBlocks } from './cached-blocks.js'
 import { DEFAULT_IDLE_CLOSE_SECONDS, DEFAULT_MEMORY_LIMIT, type DuckdbConfig } from './config.js'
+import { connectionSettings } from './connection-settings.js'
 import { createDatabaseFile } from './database-file.js'
 import { type DuckDBInstance, duckdbApi } from './duckdb.js'
 import {
@@ -128,7 +129,7 @@ export class DuckdbSink implements Sink {
   constructor(config: DuckdbConfig, context: Pick<ConnectorContext, 'configDir' | 'dataDir'>) {
     this.file = path.resolve(context.configDir, config.path)
     this.dbSchema = config.schema
-    this.settings = loadSettings(config)
+    this.settings = connectionSettings(config)
     this.memoryLimit = config.memory_limit ?? DEFAULT_MEMORY_LIMIT
     this.idleCloseMs = (config.idle_close_seconds ?? DEFAULT_IDLE_CLOSE_SECONDS) * 1000
     this.tempParent = path.join(
@@ -495,22 +496,4 @@ export class DuckdbSink implements Sink {
     this.queue = next.catch(() => undefined)
     return next
   }
-}
-
-/** The SET statements the sink's connection runs first. */
-function loadSettings(config: DuckdbConfig): string[] {
-  return [
-    // Widening a DATE column to TIMESTAMPTZ must give midnight UTC, whatever the host's zone.
-    "SET TimeZone = 'UTC'",
-    memoryLimitSql(config.memory_limit ?? DEFAULT_MEMORY_LIMIT),
-    // Each batch appends its own row groups, the last one partly filled. Merging those at a checkpoint
-    // rewrites the table's recent data (most of the time closing the sink took); left alone they cost
-    // a little space, and a CHECKPOINT from any other DuckDB session still merges them.
-    'SET max_vacuum_tasks = 0',
-    // Each load frees its CSV buffers and row-group builders in bulk (tens of MB); by default the
-    // allocator keeps up to 512 MB of such memory cached, and a 1M-row sync peaked about 45 MB higher.
-    // Returning it after each load costs about 0.1 CPU-second of page faults over that sync.
-    "SET allocator_bulk_deallocation_flush_threshold = '32MB'",
-    ...(config.threads === undefined ? [] : [`SET threads = ${config.threads}`]),
-  ]
 }

@@ -1,4 +1,5 @@
 import type { SinkDefinition } from '@skippr/connector-api'
+import { PostgresBulkLoad } from './bulk-load.js'
 import type { PostgresSinkConfig } from './config.js'
 import { postgresSinkConfig } from './config.js'
 import { PostgresSink } from './sink.js'
@@ -32,4 +33,5 @@ export const sink: SinkDefinition<PostgresSinkConfig> = {
   config: postgresSinkConfig,
   secretFields: ['connection_string'],
   create: (config, context) => new PostgresSink(config, context.logger),
+  bulkLoad: (config) => new PostgresBulkLoad(config),
 }
