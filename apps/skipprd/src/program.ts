@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module'
 import { Command, CommanderError, Option } from 'commander'
 import { DEFAULT_ROUNDS, DEFAULT_ROWS, positiveCount } from './benchmark/options.js'
+import { DOC_FORMATS, type DocFormat } from './query/statement-docs.js'
 import { watchSeconds } from './query/watch.js'
 
 const EXIT_USAGE = 2
@@ -217,6 +218,17 @@ program
   .action(async (_options: object, command: Command) => {
     const { benchmark } = await import('./commands/benchmark.js')
     process.exitCode = await benchmark(command.optsWithGlobals())
+  })
+
+program
+  .command('sql-help')
+  .description('Print the statements skipprd query takes: syntax, what each does, an example')
+  .option('--command <STATEMENT>', 'Only this statement, e.g. "SHOW PIPELINE" (any case)')
+  .addOption(new Option('--format <FORMAT>', 'md, html or json').choices(DOC_FORMATS).default('md'))
+  .exitOverride()
+  .action(async (options: { command?: string; format: DocFormat }) => {
+    const { sqlHelp } = await import('./commands/sql-help.js')
+    process.exitCode = sqlHelp(options)
   })
 
 program

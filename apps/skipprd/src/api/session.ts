@@ -107,7 +107,14 @@ export class Session {
     if (statements.length !== 1) {
       throw new RangeError(`query() runs one statement, got ${statements.length}: call it once for each`)
     }
-    return this.withQuerySession(async (session) => collect(await session.execute(statements[0] as string)))
+    return this.withQuerySession(async (session) => {
+      const result = await session.execute(statements[0] as string)
+      if (result.kind !== 'stream') return collect(result)
+      await result.chunks[Symbol.asyncIterator]().return?.()
+      throw new RangeError(
+        'query() reads a whole answer, and STREAM goes on until it is stopped: run it with skipprd query',
+      )
+    })
   }
 
   /** The pipeline's rows as `skipprd df` prints them: of `namespace`, or of every namespace in turn. */
@@ -115,7 +122,7 @@ export class Session {
     const { pipelineRows } = await import('../query/pipeline-rows.js')
     return this.withQuerySession(async (session) => {
       const result = await pipelineRows(session, this.pipeline.name, namespace)
-      const collected = result && (await collect(result))
+      const collected = result?.kind === 'rows' ? await collect(result) : undefined
       return collected?.kind === 'rows' ? collected : { header: [], rows: [] }
     })
   }
@@ -177,7 +184,7 @@ export class Session {
 }
 
 /** A statement's whole answer, its row chunks read into one list. */
-async function collect(result: StatementResult): Promise<QueryResult> {
+async function collect(result: Exclude<StatementResult, { kind: 'stream' }>): Promise<QueryResult> {
   if (result.kind !== 'rows') return result
   const rows: Cell[][] = []
   for await (const chunk of result.chunks) rows.push(...chunk)

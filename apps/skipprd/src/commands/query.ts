@@ -35,6 +35,7 @@ export function query(options: QueryOptions): Promise<number> {
             if (context.stdout.error === undefined) context.err(`${line}\n`)
           },
           env: context.file.env,
+          stop: context.stop,
         })
         return readerGone(context) ? EXIT_OK : code
       }
@@ -42,7 +43,8 @@ export function query(options: QueryOptions): Promise<number> {
       const { complete, rest } = splitStatements(options.sql)
       const statements = isBlank(rest) ? complete : [...complete, rest.trim()]
       const round = async (): Promise<void> => {
-        for (const statement of statements) await render(await session.execute(statement), plain, context.out)
+        for (const statement of statements)
+          await render(await session.execute(statement, { signal: context.stop }), plain, context.out)
       }
       if (options.watch === undefined) await round()
       else {

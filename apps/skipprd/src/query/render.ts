@@ -18,7 +18,44 @@ export async function render(result: StatementResult, plain: boolean, write: Wri
       return write(`${plain ? JSON.stringify(result.value) : JSON.stringify(result.value, null, 2)}\n`)
     case 'rows':
       return plain ? renderPlain(result.header, result.chunks, write) : renderTable(result, write)
+    case 'stream':
+      return plain ? renderPlainStream(result, write) : renderTableStream(result, write)
   }
+}
+
+/** STREAM with `--plain`: each arrival of rows as its own `{"header":[...],"rows":[[...]]}` line. */
+async function renderPlainStream(
+  result: Extract<StatementResult, { kind: 'stream' }>,
+  write: Write,
+): Promise<void> {
+  for await (const rows of result.chunks) {
+    await renderPlain(
+      result.header,
+      (async function* () {
+        yield rows
+      })(),
+      write,
+    )
+  }
+}
+
+/**
+ * STREAM as a table: the header at once, then each row as it arrives, its values padded to the
+ * header's widths (rows to come are unknown, so nothing wider can be planned for).
+ */
+async function renderTableStream(
+  result: Extract<StatementResult, { kind: 'stream' }>,
+  write: Write,
+): Promise<void> {
+  const widths = result.header.map(width)
+  const line = (values: readonly string[]) =>
+    values
+      .map((v, i) => pad(v, widths[i] ?? 0, false))
+      .join(' | ')
+      .trimEnd()
+  await write(`${line(result.header)}\n${widths.map((w) => '-'.repeat(w)).join('-+-')}\n`)
+  for await (const rows of result.chunks)
+    await write(rows.map((row) => `${line(row.map(display))}\n`).join(''))
 }
 
 export async function renderPlain(

@@ -29,6 +29,8 @@ export interface ReplOptions {
   /** Errors, one line each. */
   readonly error: (line: string) => void
   readonly env: Readonly<Record<string, string | undefined>>
+  /** The command's SIGINT/SIGTERM: ends a running STREAM (at the prompt, Ctrl-C does too). */
+  readonly stop?: AbortSignal
 }
 
 /** Runs until the user quits; resolves with the exit code. */
@@ -49,19 +51,26 @@ export async function runRepl(session: QuerySession, options: ReplOptions): Prom
     rl.setPrompt(isBlank(buffer) ? PROMPT : CONTINUE)
     rl.prompt()
   }
+  /** Aborted by Ctrl-C while a statement runs: it ends a STREAM and the prompt comes back. */
+  let running: AbortController | undefined
   rl.on('SIGINT', () => {
+    if (running) return running.abort()
     buffer = ''
     options.output.write('^C\n')
     prompt()
   })
 
   const run = async (statement: string): Promise<boolean> => {
+    running = new AbortController()
+    const signal = options.stop ? AbortSignal.any([running.signal, options.stop]) : running.signal
     try {
-      await render(await session.execute(statement), options.plain, options.write)
+      await render(await session.execute(statement, { signal }), options.plain, options.write)
       return true
     } catch (error) {
       options.error(`Error: ${error instanceof Error ? error.message : String(error)}`)
       return interactive
+    } finally {
+      running = undefined
     }
   }
 

@@ -12,6 +12,12 @@ export type StatementResult =
       readonly numeric: readonly boolean[]
       readonly chunks: AsyncIterable<Cell[][]>
     }
+  /** Rows that keep coming until the statement is stopped or its LIMIT met (STREAM). */
+  | {
+      readonly kind: 'stream'
+      readonly header: readonly string[]
+      readonly chunks: AsyncIterable<Cell[][]>
+    }
   /** A JSON document (SHOW PIPELINE). */
   | { readonly kind: 'document'; readonly value: unknown }
   /** What an admin statement did. */

@@ -118,6 +118,15 @@ export class WalTables {
     }
   }
 
+  /**
+   * The cache table behind `<pipeline>.<namespace>` (the fields and `_skippr_seq`), after a
+   * `refresh` of the pipeline: what STREAM reads batch by batch. Undefined before any refresh.
+   */
+  pendingTable(pipeline: string, namespace: string): string | undefined {
+    const attached = this.attached.get(pipeline)
+    return attached && this.table(attached, namespace)
+  }
+
   /** Lets go of the warehouses the last refreshes attached, once a statement's rows are read. */
   release(): Promise<void> {
     return this.warehouses.release()

@@ -20,10 +20,13 @@ import type { RuntimeFlags } from '../config/settings.js'
 import { neverRanHere } from '../runner/state-store.js'
 import { runAdmin } from './admin.js'
 import { PipelineCatalog } from './catalog.js'
-import { QueryFailedError } from './errors.js'
-import type { Cell, StatementResult } from './result.js'
+import { NamespaceNotFoundError, QueryFailedError } from './errors.js'
+import { SEQ_COLUMN } from './load.js'
+import { type Cell, rowsOf, type StatementResult } from './result.js'
 import { WalTables } from './snapshot.js'
-import { parseAdminStatement } from './statements.js'
+import { isShowDocs, STATEMENT_DOCS } from './statement-docs.js'
+import { parseAdminStatement, stripComments } from './statements.js'
+import { type Look, parseStreamStatement, type StreamStatement, tail } from './stream.js'
 
 export interface QuerySessionOptions {
   readonly file: ConfigFile
@@ -85,8 +88,18 @@ export class QuerySession {
     )
   }
 
-  /** Runs one statement (without its `;`). Rows must be read before the next statement runs. */
-  async execute(text: string): Promise<StatementResult> {
+  /**
+   * Runs one statement (without its `;`). Rows must be read before the next statement runs. A
+   * STREAM's rows keep coming until `signal` aborts (or its LIMIT is met).
+   */
+  async execute(text: string, options: { readonly signal?: AbortSignal } = {}): Promise<StatementResult> {
+    const stripped = stripComments(text).trim()
+    if (isShowDocs(stripped)) {
+      const rows = STATEMENT_DOCS.map((doc) => [doc.command, doc.syntax, doc.summary, doc.example])
+      return rowsOf(['statement', 'syntax', 'summary', 'example'], [false, false, false, false], rows)
+    }
+    const stream = parseStreamStatement(stripped)
+    if (stream !== undefined) return this.stream(stream, options.signal ?? new AbortController().signal)
     const admin = parseAdminStatement(text)
     if (admin !== undefined) {
       // DROP deletes the pipeline's cache file: stop using it first.
@@ -111,6 +124,46 @@ export class QuerySession {
     const header = result.columnNames()
     const numeric = header.map((_, i) => NUMERIC_TYPES.has(result.columnTypeId(i)))
     return { kind: 'rows', header, numeric, chunks: cells(result, () => this.tables.release()) }
+  }
+
+  /** STREAM (stream.ts): the first look runs now, so a bad column or WHERE fails the statement at once. */
+  private async stream(statement: StreamStatement, signal: AbortSignal): Promise<StatementResult> {
+    const { pipeline, namespace } = statement
+    if (!neverRanHere(this.catalog.settings(pipeline))) {
+      const { state } = await this.catalog.open(pipeline)
+      const namespaces = (await state.listSchemas()).map((s) => s.namespace)
+      if (!namespaces.includes(namespace)) throw new NamespaceNotFoundError(pipeline, namespace, namespaces)
+    }
+    let header: readonly string[] = []
+    const look: Look = async (afterSeq, limit) => {
+      await this.refresh([pipeline])
+      try {
+        const table = this.tables.pendingTable(pipeline, namespace)
+        if (table === undefined) throw new NamespaceNotFoundError(pipeline, namespace, [])
+        const newest = await this.conn.runAndReadAll(`SELECT max(${SEQ_COLUMN}) FROM ${table}`)
+        const loaded = newest.getRows()[0]?.[0]
+        const seq = typeof loaded === 'bigint' && loaded > afterSeq ? loaded : afterSeq
+        // The fields of the batches after the last look, in commit order, as the namespace's table.
+        const batches = `SELECT * EXCLUDE (${SEQ_COLUMN}) FROM ${table} WHERE ${SEQ_COLUMN} > ${afterSeq} AND ${SEQ_COLUMN} <= ${seq} ORDER BY ${SEQ_COLUMN}`
+        const sql = [
+          `SELECT ${statement.columns} FROM (${batches}) AS ${ident(namespace)}`,
+          statement.where && `WHERE ${statement.where}`,
+          statement.orderBy && `ORDER BY ${statement.orderBy}`,
+          limit !== undefined && `LIMIT ${limit}`,
+        ]
+          .filter(Boolean)
+          .join(' ')
+        const reader = await this.conn.runAndReadAll(sql).catch((error: unknown) => {
+          throw new QueryFailedError(error)
+        })
+        header = reader.columnNames()
+        return { rows: reader.getRows().map((row) => row.map(cell)), seq }
+      } finally {
+        await this.tables.release()
+      }
+    }
+    const first = await look(-1n, statement.limit)
+    return { kind: 'stream', header, chunks: tail(look, first, statement.limit, signal) }
   }
 
   /** Brings the given pipelines' tables up to a fresh snapshot of their WALs (and warehouses). */

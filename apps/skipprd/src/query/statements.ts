@@ -9,6 +9,9 @@
  *   ALTER TABLE p.ns DROP COLUMN c | ALTER COLUMN c TYPE <type> | RENAME COLUMN a TO b
  *                    | MERGE COLUMN a INTO b
  *
+ * STREAM (stream.ts) and SHOW DOCS (statement-docs.ts, which documents them all) are answered by
+ * the session itself.
+ *
  * Keywords are case-insensitive; a name is a bare word (letters, digits, `_`, `-`) or a
  * double-quoted identifier (`""` inside it is a quote); a path is a '…' string (`''` inside it
  * is a quote); a type is one of the saved schemas' field types (`long`, `string`, …).
@@ -203,7 +206,8 @@ export function isBlank(text: string): boolean {
   return stripComments(text).trim() === ''
 }
 
-function stripComments(text: string): string {
+/** `text` without its `--` line comments and block comments (quoted text kept). */
+export function stripComments(text: string): string {
   let out = ''
   let i = 0
   while (i < text.length) {
