@@ -29,6 +29,8 @@ export {
 } from './errors.js'
 export { BATCHES_TABLE, FENCED, FENCES_TABLE, FencedError } from './fencing.js'
 export { countLines, csvValue, encodeCsv, encodeJsonl } from './formats.js'
+export { csvValueType, FieldTypes, jsonValueType } from './infer.js'
+export { findKeys, KeyRanges } from './json-keys.js'
 export type { Logger } from './logger.js'
 export { silentLogger } from './logger.js'
 export { MemorySink, MemorySource } from './memory.js'

@@ -1,7 +1,12 @@
 import {
+  csvValueType,
   evolveSchema,
   type Field,
   type FieldType,
+  FieldTypes,
+  findKeys,
+  jsonValueType,
+  KeyRanges,
   type NamespaceSchema,
   widenFieldType,
 } from '@skippr/connector-api'
@@ -10,12 +15,15 @@ import { LF } from './bytes.js'
 import { type CsvField, parseCsv } from './csv.js'
 import { numberFits } from './csv-values.js'
 import { HeaderInvalidError, HeaderMismatchError } from './errors.js'
-import { csvValueType, FieldTypes, jsonValueType, SAMPLE_BYTES } from './infer.js'
-import { findKeys, KeyRanges, KeyWatch, type Misfit } from './keys.js'
+import { KeyWatch, type Misfit } from './keys.js'
 import type { FileReader } from './reader.js'
 import type { Refusals } from './refused.js'
 import { type CsvWatch, csvWatch, FRACTION, firstRecordEnd, NANOS, NUMBER, TIME } from './scan.js'
 
+/** Bytes of records a sample holds, per file. */
+export const SAMPLE_BYTES = 256 * 1024
+/** Records discovery samples across files before it stops opening more of them. */
+export const DISCOVERY_ROWS = 20_000
 /** Bytes of records sampled for the types of keys found after a file's sample, from the first record with them. */
 const NEW_KEY_SAMPLE_BYTES = 64 * 1024
 

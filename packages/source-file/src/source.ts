@@ -12,11 +12,10 @@ import {
 import type { Block } from './block.js'
 import { DEFAULT_CHUNK_BYTES, DEFAULT_SETTLE_SECONDS, type FileConfig } from './config.js'
 import { NoFilesError, NoRecordsError } from './errors.js'
-import { DISCOVERY_ROWS, SAMPLE_BYTES } from './infer.js'
 import { defaultNamespace, type MatchedFile, matchFiles, openMatched, stamp } from './match.js'
 import { type FilePosition, type FilePositions, parseOffset, toOffset } from './offset.js'
 import { FileReader, type Passed, type ReaderOptions } from './reader.js'
-import { SchemaTracker } from './schema.js'
+import { DISCOVERY_ROWS, SAMPLE_BYTES, SchemaTracker } from './schema.js'
 
 export const POLL_INTERVAL_MS = 1000
 

@@ -1,8 +1,7 @@
-import { type FieldType, widenFieldType } from '@skippr/connector-api'
+import { type FieldType, jsonValueType, widenFieldType } from '@skippr/connector-api'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { checkOf, fits } from '../src/fit.js'
-import { jsonValueType } from '../src/infer.js'
 
 const runs = Number(process.env.SKIPPR_PROPERTY_RUNS ?? 200)
 const fitsText = (text: string, type: FieldType) => {

@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { SAMPLE_BYTES } from '../src/infer.js'
+import { SAMPLE_BYTES } from '../src/schema.js'
 import { fileSource, readChunks, refused, tempDir, text } from './helpers.js'
 
 const typesOf = (fields: readonly { name: string; type: string }[]) =>

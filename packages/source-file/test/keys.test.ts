@@ -1,7 +1,7 @@
-import type { Field } from '@skippr/connector-api'
+import { type Field, findKeys, KeyRanges } from '@skippr/connector-api'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { findKeys, KeyRanges, KeyWatch } from '../src/keys.js'
+import { KeyWatch } from '../src/keys.js'
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const runs = Number(process.env.SKIPPR_PROPERTY_RUNS ?? 200)

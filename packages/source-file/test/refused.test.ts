@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import type { Field, RefusedRecord, SourceChunk } from '@skippr/connector-api'
 import { describe, expect, it } from 'vitest'
 import { FILE_BAD_RECORD } from '../src/errors.js'
-import { SAMPLE_BYTES } from '../src/infer.js'
 import { recordText } from '../src/refused.js'
+import { SAMPLE_BYTES } from '../src/schema.js'
 import { fileSource, lastOffset, readChunks, refused, rows, tempDir, text } from './helpers.js'
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8')

@@ -1,15 +1,9 @@
 /**
  * Type inference from sample values. A field's type is the narrowest that holds every value seen
- * (connector-api's `widenFieldType`); a field seen only as null is a string. Values are judged as
+ * (`widenFieldType`); a field seen only as null is a string. Values are judged as
  * PostgreSQL and DuckDB would load them from the same bytes.
  */
-import { type Field, type FieldType, widenFieldType } from '@skippr/connector-api'
-import type { CsvField } from './csv.js'
-
-/** Bytes of records a sample holds, per file. */
-export const SAMPLE_BYTES = 256 * 1024
-/** Records discovery samples across files before it stops opening more of them. */
-export const DISCOVERY_ROWS = 20_000
+import { type Field, type FieldType, widenFieldType } from './schema.js'
 
 const INTEGER = /^[-+]?(0|[1-9]\d*)$/
 const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
@@ -28,7 +22,7 @@ const LONG_MAX = 2n ** 63n - 1n
 const LONG_MIN = -(2n ** 63n)
 
 /** The type of one CSV field's text; undefined for NULL. */
-export function csvValueType(value: CsvField): FieldType | undefined {
+export function csvValueType(value: string | null): FieldType | undefined {
   if (value === null) return undefined
   if (INTEGER.test(value)) return integerType(value)
   if (DECIMAL.test(value)) return LEADING_ZERO.test(value) ? 'string' : 'double'
