@@ -25,7 +25,7 @@ it('suggests the nearest known type for a typo and lists the others', async () =
     code: 1,
     stdout: '',
     stderr:
-      '[skippr] config failed: skippr.yml: data_sources.sample: Sampel is not a source type skipprd knows (did you mean Sample?): the source types are File, Postgres, Sample\n',
+      '[skippr] config failed: skippr.yml: data_sources.sample: Sampel is not a source type skipprd knows (did you mean Sample?): the source types are File, HttpServer, Postgres, Sample, Websocket\n',
   })
 })
 

@@ -187,7 +187,7 @@ data_sinks:
     ])
     expect(missingPackage.code).toBe(1)
     expect(missingPackage.stderr).toContain(
-      'MongoDb is not a source type skipprd knows: the source types are File, Postgres, Sample',
+      'MongoDb is not a source type skipprd knows: the source types are File, HttpServer, Postgres, Sample, Websocket',
     )
     expect(await text(p)).toBe(ORIGINAL)
   })

@@ -16,6 +16,7 @@ import { openStateStore } from '@skippr/state'
 import { openWal } from '@skippr/wal'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BATCH_REJECTED, INTERRUPTED, LANDING_INCOMPLETE, SOURCE_FAILED } from '../src/errors.js'
+import { type Chaos, noChaos } from '../src/runner/chaos.js'
 import { runPipeline } from '../src/runner/pipeline-run.js'
 import { FIELDS, harness, itemChunks, landedIds, memorySource, SCHEMA, tempDir } from './support/runner.js'
 
@@ -495,5 +496,85 @@ describe('runPipeline with a push source', () => {
     expect(await run).toMatchObject({ status: 'completed', rowsRead: 3 })
     expect(committed).toEqual([{ request: 1 }, { request: 2 }, { request: 3 }])
     expect(landedIds(sink)).toEqual([1, 2, 3])
+  })
+
+  it('fails the run when a commit of its window fails while no chunk follows, closing the source', async () => {
+    let closed = false
+    const idle: Source = {
+      discover: async () => [SCHEMA],
+      commitWindow: { maxDelayMs: 20 },
+      read: async function* (_from, options): AsyncIterable<SourceChunk> {
+        yield { ...itemChunks(1, 1)[0]!, offset: { request: 1 } }
+        // A push source between requests: nothing more until a client sends.
+        await new Promise((resolve) => options.signal.addEventListener('abort', resolve, { once: true }))
+      },
+      close: async () => {
+        closed = true
+      },
+    }
+    const h = harness(
+      dir,
+      () => idle,
+      () => new MemorySink(),
+    )
+    const failing: Chaos = {
+      ...noChaos,
+      at(point) {
+        if (point === 'after-commit') throw new Error('the commit failed')
+      },
+    }
+    await expect(
+      runPipeline({
+        ...h.options({ once: false }),
+        chaos: failing,
+        wal: { ...h.options().wal, bufferThresholdBytes: 1 << 20, bufferThresholdSeconds: 60 },
+      }),
+    ).rejects.toThrow('the commit failed')
+    expect(closed).toBe(true)
+  })
+
+  it('tells it each landed offset, in order, only once the destination holds the batch; a rerun first hears where landing reached', async () => {
+    // Each entry: the offset told, and the ids the destination held at that moment.
+    const heard: { offset: unknown; held: number[] }[] = []
+    const sink = new MemorySink()
+    const pushSource = (chunks: number, stop: AbortController): Source => ({
+      discover: async () => [SCHEMA],
+      commitWindow: { maxDelayMs: 20 },
+      landed(offset) {
+        heard.push({ offset, held: landedIds(sink) })
+        if (heard.length === chunks) stop.abort('SIGTERM')
+      },
+      read: async function* (): AsyncIterable<SourceChunk> {
+        for (const [i, chunk] of itemChunks(chunks, 1).entries()) {
+          yield { ...chunk, offset: { request: i + 1 } }
+          await sleep(50)
+        }
+      },
+      close: async () => {},
+    })
+    const run = (source: Source, stop: AbortController) => {
+      const h = harness(
+        dir,
+        () => source,
+        () => sink,
+      )
+      // The commit window, not the harness's tiny byte threshold, decides when batches commit.
+      return runPipeline({
+        ...h.options({ once: false, stop: stop.signal }),
+        wal: { ...h.options().wal, bufferThresholdBytes: 1 << 20 },
+      })
+    }
+    const first = new AbortController()
+    await run(pushSource(3, first), first)
+    expect(heard).toEqual([
+      { offset: { request: 1 }, held: [1] },
+      { offset: { request: 2 }, held: [1, 2] },
+      { offset: { request: 3 }, held: [1, 2, 3] },
+    ])
+    heard.length = 0
+    const second = new AbortController()
+    setTimeout(() => second.abort('SIGTERM'), 200)
+    await run(pushSource(0, second), second)
+    expect(heard[0]).toEqual({ offset: { request: 3 }, held: [1, 2, 3] })
   })
 })

@@ -60,6 +60,14 @@ export interface Source {
    * Not called for chunks whose commit failed: the run then fails, and `close` follows.
    */
   committed?(offset: SourceOffset): void
+  /**
+   * Called, in commit order, each time the destination holds a batch, with the offset that batch
+   * was committed with: every chunk read up to it has landed, and a push source may tell its
+   * clients so (a durable ack). When a run starts, it is called first with the offset the last
+   * run's landings reached, so what landed before a restart is confirmed again. Pull sources, and
+   * pipelines without a destination, never hear it.
+   */
+  landed?(offset: SourceOffset): void
   close(): Promise<void>
 }
 

@@ -5,7 +5,7 @@
  * message offers these instead of an install command for a package nobody publishes.
  */
 export const CONNECTOR_TYPES = {
-  source: ['File', 'Postgres', 'Sample'],
+  source: ['File', 'HttpServer', 'Postgres', 'Sample', 'Websocket'],
   sink: ['Amqp', 'AzureBlob', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'S3', 'Sftp', 'Stdout'],
 } as const satisfies Record<'source' | 'sink', readonly string[]>
 

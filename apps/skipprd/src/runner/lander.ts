@@ -15,7 +15,8 @@
  *
  * Batches are marked landed in commit order whatever order their writes finish in, so the WAL's
  * watermark never passes a batch that has not landed; one that landed ahead of a failed one is
- * written again by the next run and recognised by its identity.
+ * written again by the next run and recognised by its identity. Each mark tells `landed` the
+ * batch's source offset (a push source's durable ack).
  *
  * The sink is opened as soon as the lander runs, in the background, so it is ready when the first
  * batch is committed; a failed open is tried again with each write, like the write itself, so an
@@ -30,6 +31,7 @@ import {
   hasCode,
   type Sink,
   type SinkBatch,
+  type SourceOffset,
   type WriteOutcome,
 } from '@skippr/connector-api'
 import type { CountedPart, CountersBuffer, LandingFailures } from '@skippr/state'
@@ -83,6 +85,8 @@ export interface ForwarderOptions {
   readonly retryBudgetMs: number | undefined
   /** A batch's usual size (the buffer's byte threshold), to tell live batch memory from dead. */
   readonly batchBytes: number
+  /** Told each batch's source offset once it is marked landed, in commit order (a push source's durable ack). */
+  readonly landed?: (offset: SourceOffset) => void
 }
 
 export class Lander {
@@ -378,6 +382,7 @@ export class Lander {
 
   private async markLanded(batch: WalBatch, counted: readonly CountedPart[]): Promise<true> {
     await this.options.wal.markLanded(batch.id)
+    if (batch.offset !== undefined) this.options.landed?.(batch.offset)
     this.options.progress.batchLanded(batch.id.seq)
     await this.options.counters.recordLanded(batch.id, counted)
     if (this.failuresOnRecord) {

@@ -194,7 +194,8 @@ async function runSync(
     logger.info({ fence: lease.token.toString() }, 'writer lease acquired')
 
     const reading = AbortSignal.any([options.stop, failed.signal])
-    const run = { state, options, lease, runId, logger, progress, reading, cleanups }
+    const fail = (error: unknown): void => failed.abort(error)
+    const run = { state, options, lease, runId, logger, progress, reading, fail, cleanups }
     const { source, schemas, wal, lander, buffer } = await buildRun(run)
     const landing = startLanding(lander, options, failed, cleanups)
 

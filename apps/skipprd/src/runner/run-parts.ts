@@ -8,6 +8,7 @@
  */
 import {
   batchKey,
+  ConfigError,
   type ConnectorContext,
   deadletterNamespace,
   type NamespaceSchema,
@@ -45,6 +46,8 @@ export interface RunContext {
   readonly progress: RunProgress
   /** Reading stops when it aborts (a stop signal, or the run failed): commits waiting at the cap give up. */
   readonly reading: AbortSignal
+  /** Fails the run now, aborting `reading` with `error`. */
+  readonly fail: (error: unknown) => void
   readonly cleanups: (() => Promise<unknown>)[]
 }
 
@@ -66,6 +69,7 @@ export async function buildRun(run: RunContext): Promise<RunParts> {
   }
   const source = await createSource(options.source, context, options.settings.name)
   cleanups.push(() => source.close())
+  if (options.once && source.commitWindow) throw pushSourceOnce(options)
   const schemas = await loadSchemas(run, source)
   const wal = await openRunWal(run)
   cleanups.push(() => wal.close())
@@ -75,7 +79,8 @@ export async function buildRun(run: RunContext): Promise<RunParts> {
     onError: (error) => run.logger.warn({ err: error }, 'writing the counters failed; trying again'),
   })
   cleanups.push(() => counters.close())
-  const lander = createLander(run, { wal, schemas, counters, context })
+  const lander = createLander(run, { wal, schemas, counters, context, source })
+  if (lander) await tellLandedSoFar(run.state, source)
   const buffer = createBuffer(run, { source, wal, counters, lander })
   return { source, schemas, wal, lander, buffer }
 }
@@ -90,6 +95,18 @@ async function createSource(
   } catch (error) {
     throw new SourceFailedError(pipeline, error)
   }
+}
+
+/**
+ * A push source has nothing to read "now": its clients send for as long as its sync runs. So it runs
+ * only in a long-running sync of its own pipeline, not under --once nor in the rounds of an
+ * every-pipeline sync (which are runs of --once).
+ */
+function pushSourceOnce(options: PipelineRunOptions): ConfigError {
+  const { settings, source } = options
+  return new ConfigError(
+    `pipeline '${settings.name}': data_sources.${source.entry} (${source.type}) receives what clients send for as long as its sync runs: run it on its own, \`skipprd sync --pipeline ${settings.name}\` without --once`,
+  )
 }
 
 async function loadSchemas(run: RunContext, source: Source): Promise<SchemaRegistry> {
@@ -157,7 +174,13 @@ export function resumePositions(state: PipelineState, fence: bigint): ResumePosi
 
 function createLander(
   run: RunContext,
-  parts: { wal: Wal; schemas: SchemaRegistry; counters: CountersBuffer; context: ConnectorContext },
+  parts: {
+    wal: Wal
+    schemas: SchemaRegistry
+    counters: CountersBuffer
+    context: ConnectorContext
+    source: Source
+  },
 ): Lander | undefined {
   const { sink, deadletterSink, settings, once } = run.options
   if (!sink) return undefined
@@ -178,7 +201,18 @@ function createLander(
     chaos: run.options.chaos,
     retryBudgetMs: once ? run.options.retryBudgetMs : undefined,
     batchBytes: run.options.wal.bufferThresholdBytes,
+    landed: parts.source.landed && ((offset) => parts.source.landed?.(offset)),
   })
+}
+
+/**
+ * A push source hears where the last run's landings reached (the saved resume position, written as
+ * each batch lands): its clients may wait for a durable ack of records that landed before a restart.
+ */
+async function tellLandedSoFar(state: PipelineState, source: Source): Promise<void> {
+  if (!source.landed) return
+  const reached = await state.getResumeOffset()
+  if (reached !== undefined) source.landed(reached)
 }
 
 /**
@@ -204,30 +238,38 @@ function createBuffer(
       walSettings.bufferThresholdSeconds,
       (window?.maxDelayMs ?? Number.POSITIVE_INFINITY) / 1000,
     ),
-    commit: async (batch) => {
-      const id = await wal.commit(batch, { signal: run.reading, onFull: waitForRoom })
-      if (batch.offset !== undefined) source.committed?.(batch.offset)
-      progress.batchCommitted(
-        id.seq,
-        batch.parts.map((part) => ({
-          namespace: part.namespace,
-          rows: part.rows,
-          bytes: partBytes(part.body),
-        })),
-      )
-      // The batch is durable: counted (written with the interval's others), and the lander may land it.
-      await counters.recordCommitted(id, batch.parts)
-      lander?.committed()
-      const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
-      logger.debug(
-        { batch: batchKey(id), rows, bytes: bodyBytes(batch), offset: batch.offset },
-        'batch committed',
-      )
-      // Without a destination the WAL is where rows are written.
-      if (!lander) for (const part of batch.parts) progress.written(part.namespace, part.rows)
-      run.options.chaos.at('after-commit', batchKey(id))
-    },
+    // A timer's commit has no read waiting to see it fail (a push source idles between requests):
+    // the run fails now, and the source's clients are told, not left waiting for another chunk.
+    commit: (batch) =>
+      commit(batch).catch((error: unknown) => {
+        if (!run.reading.aborted) run.fail(error)
+        throw error
+      }),
   })
+
+  async function commit(batch: BatchInput): Promise<void> {
+    const id = await wal.commit(batch, { signal: run.reading, onFull: waitForRoom })
+    if (batch.offset !== undefined) source.committed?.(batch.offset)
+    progress.batchCommitted(
+      id.seq,
+      batch.parts.map((part) => ({
+        namespace: part.namespace,
+        rows: part.rows,
+        bytes: partBytes(part.body),
+      })),
+    )
+    // The batch is durable: counted (written with the interval's others), and the lander may land it.
+    await counters.recordCommitted(id, batch.parts)
+    lander?.committed()
+    const rows = batch.parts.reduce((sum, part) => sum + part.rows, 0)
+    logger.debug(
+      { batch: batchKey(id), rows, bytes: bodyBytes(batch), offset: batch.offset },
+      'batch committed',
+    )
+    // Without a destination the WAL is where rows are written.
+    if (!lander) for (const part of batch.parts) progress.written(part.namespace, part.rows)
+    run.options.chaos.at('after-commit', batchKey(id))
+  }
 }
 
 /** The body bytes of a batch about to be committed (its parts' bodies may be lists of chunks). */
