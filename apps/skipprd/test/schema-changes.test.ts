@@ -97,6 +97,18 @@ describe('relayout', () => {
     )
   })
 
+  it('moves JSON values as written: no rounding of big integers, no reprinting of decimals', () => {
+    const body = bytes('{"id":9007199254740993,"qty":1.50,"note":{"k":[1.0, 2]},"old_note":null}\n')
+    expect(text(relayout(changed, 'jsonl', saved.fields, body))).toBe(
+      // `note` is a string field: the object lands as its own text, `1.0` and the space kept.
+      '{"order_id":9007199254740993,"note":"{\\"k\\":[1.0, 2]}"}\n',
+    )
+    const toText = changedSchema(changed, { kind: 'type', column: 'order_id', type: 'string' })
+    expect(text(relayout(toText, 'jsonl', saved.fields, bytes('{"id":12345678901234567890}\n')))).toBe(
+      '{"order_id":"12345678901234567890"}\n',
+    )
+  })
+
   it('keeps the bytes of a chunk already in the layout', () => {
     const body = bytes('1,5,"a",\n')
     const same = { ...saved, sourceFields: saved.fields }

@@ -4,7 +4,7 @@
  * reordered, and values of a field whose type was widened to `string` made text. Only namespaces
  * whose schema a user changed pay for it; a chunk already in the fields' layout is kept as it is.
  */
-import { csvField, type Field, parseCsv, type RecordFormat } from '@skippr/connector-api'
+import { csvField, type Field, findKeys, KeyRanges, parseCsv, type RecordFormat } from '@skippr/connector-api'
 import { type AppliedSchema, sourcesOf } from './applied.js'
 
 const BARE_TYPES = new Set(['int', 'long', 'double', 'boolean'])
@@ -53,20 +53,38 @@ function relayoutCsv(schema: AppliedSchema, layout: readonly Field[], body: Uint
   return encoder.encode(out)
 }
 
+/**
+ * JSON lines by name, each value moved as the text it is (findKeys): never through JSON.parse, which
+ * would round `9007199254740993` and print `1.50` as `1.5`.
+ */
 function relayoutJsonl(schema: AppliedSchema, body: Uint8Array): Uint8Array {
+  const keys = new KeyRanges()
   let out = ''
-  for (const line of decoder.decode(body).split('\n')) {
-    if (line.trim() === '') continue
-    const row = JSON.parse(line) as Record<string, unknown>
-    const next: Record<string, unknown> = {}
-    for (const field of schema.fields) {
-      const value = firstValue(sourcesOf(schema, field.name).map((name) => row[name] ?? null))
-      if (value === null) continue
-      next[field.name] = asType(value, field)
+  for (let start = 0; start < body.length; ) {
+    const newline = body.indexOf(10, start)
+    const end = newline === -1 ? body.length : newline
+    findKeys(body, start, end, keys)
+    start = end + 1
+    if (keys.count === 0) continue
+    const values = new Map<string, string>()
+    for (let k = 0; k < keys.count; k++) {
+      const value = decoder.decode(body.subarray(keys.valueStarts[k], keys.valueEnds[k])).trim()
+      if (value !== 'null') values.set(keyName(body.subarray(keys.starts[k], keys.ends[k])), value)
     }
-    out += `${JSON.stringify(next)}\n`
+    const members: string[] = []
+    for (const field of schema.fields) {
+      const value = firstValue(sourcesOf(schema, field.name).map((name) => values.get(name) ?? null))
+      if (value !== null) members.push(`${JSON.stringify(field.name)}:${asType(value, field)}`)
+    }
+    out += `{${members.join(',')}}\n`
   }
   return encoder.encode(out)
+}
+
+/** A key's bytes between its quotes, unescaped only when it holds an escape. */
+function keyName(bytes: Uint8Array): string {
+  const text = decoder.decode(bytes)
+  return text.includes('\\') ? (JSON.parse(`"${text}"`) as string) : text
 }
 
 function firstValue<T>(values: readonly (T | null)[]): T | null {
@@ -74,8 +92,10 @@ function firstValue<T>(values: readonly (T | null)[]): T | null {
   return null
 }
 
-/** A value as a field widened to `string` needs it (JSON lines are typed; CSV text is text). */
-function asType(value: unknown, field: Field): unknown {
-  if (field.type !== 'string' || typeof value === 'string') return value
-  return typeof value === 'object' ? JSON.stringify(value) : String(value)
+/**
+ * A value's JSON text as a field widened to `string` needs it: a string stays as written, any other
+ * value becomes a string of its text (JSON lines are typed; CSV text is text).
+ */
+function asType(text: string, field: Field): string {
+  return field.type !== 'string' || text.startsWith('"') ? text : JSON.stringify(text)
 }
