@@ -73,6 +73,55 @@ describe('S3', () => {
     await reader.close()
   })
 
+  it('partition_by: killed after a landing and rerun later, every row once, under levels of the WAL commit time', async () => {
+    // Down to the second, so that a retry keyed by its own clock (over a second later) would land a copy elsewhere.
+    const template = 'dt={commit_time:%Y-%m-%d}/t={commit_time:%H%M%S}/member_type={field:member_type}'
+    const sink = entry(`prefix: cli/hive, format: jsonl, manifest: true, partition_by: "${template}"`)
+    const lease = { SKIPPR_LEASE_TTL_SECONDS: '1' }
+    const chaos = {
+      SKIPPR_CHAOS_MODE: 'yes',
+      SKIPPR_CHAOS_PROBABILITY: '1',
+      SKIPPR_CHAOS_POINTS: 'after-land',
+    }
+    // SIGKILLed right after its first batch landed, before the WAL knew: the rerun lands it again.
+    const killed = await syncInto(sink, { ...env(), ...lease, ...chaos })
+    expect(killed.signal).toBe('SIGKILL')
+    const reader = store('cli/hive')
+    const landedBeforeKill = await reader.list('')
+    expect(landedBeforeKill.length).toBeGreaterThan(0)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const rerun = await syncInto(sink, { ...env(), ...lease })
+    expect(rerun.stderr).toBe('')
+    expect(rerun.code).toBe(0)
+    const keys = await reader.list('')
+    // What the killed run landed is where the rerun put it again: the same keys, nothing beside them.
+    expect(keys).toEqual(expect.arrayContaining(landedBeforeKill))
+    const objects = keys.filter((key) => !key.startsWith('_manifests/'))
+    const ids: number[] = []
+    for (const key of objects) {
+      const match =
+        /^rentals\/dt=\d{4}-\d{2}-\d{2}\/t=\d{6}\/member_type=([^/]+)\/bikehire\/[0-9a-f]+\/\d{12}-0-\d+\.jsonl$/.exec(
+          key,
+        )
+      expect(match, key).not.toBeNull()
+      for (const row of await fileRows(key, await reader.read(key))) {
+        expect(row.member_type).toBe(match?.[1])
+        ids.push(Number(row.rental_id))
+      }
+    }
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: ROWS }, (_, i) => i + 1))
+    const manifests = keys.filter((key) => key.startsWith('_manifests/'))
+    const listed = []
+    for (const key of manifests)
+      listed.push(
+        ...JSON.parse(new TextDecoder().decode(await reader.read(key))).objects.map(
+          (o: { key: string }) => o.key,
+        ),
+      )
+    expect(listed.sort()).toEqual(objects)
+    await reader.close()
+  }, 120_000)
+
   it('a missing bucket: exit 1 at once, one line naming it, never the secret', async () => {
     const run = await syncInto(
       `S3: { bucket: no-such-bucket, endpoint: "${server.endpoint}", region: us-east-1, access_key_id: "\${S3_KEY}", secret_access_key: "\${S3_SECRET}", format: jsonl }`,

@@ -86,5 +86,11 @@ export interface SinkBatch {
    * pipeline and refuse a lower one, so a writer that lost its lease cannot land stale data.
    */
   readonly fence: bigint
+  /**
+   * When the batch was committed, in ms since 1970 (UTC): from the WAL, never the write's clock, so
+   * every retry, on any host and however much later, sees the same time (object sinks' Hive-style
+   * `dt=` paths). Absent for a batch an older WAL format holds.
+   */
+  readonly committedAt?: number
   readonly parts: readonly (BatchPart & { readonly schema: NamespaceSchema })[]
 }

@@ -5,7 +5,7 @@
 import { BadRecordError, type Field } from '@skippr/connector-api'
 import { decodeCsv } from './csv-records.js'
 import { decodeJsonl } from './jsonl-records.js'
-import { type FilePart, partReader, type RowSink } from './part-reader.js'
+import { type FilePart, type PartReader, partReader, type RowSink } from './part-reader.js'
 
 /**
  * Puts the rows of `part`, the `index`th of the parts, into `out` by `header` column; returns how
@@ -14,16 +14,20 @@ import { type FilePart, partReader, type RowSink } from './part-reader.js'
  * BadRecordError.
  */
 export function decodePart(part: FilePart, index: number, header: readonly Field[], out: RowSink): number {
-  const reader = partReader(part, index, header)
-  const text = partText(part, index)
-  return part.format === 'csv' ? decodeCsv(text, reader, out) : decodeJsonl(text, reader, out)
+  return decodeWith(partReader(part, index, header), out)
+}
+
+/** Puts the rows of `reader`'s part into `out` as `reader` places and reads their values; returns how many there were. */
+export function decodeWith(reader: PartReader, out: RowSink): number {
+  const text = partText(reader.part, reader.index)
+  return reader.part.format === 'csv' ? decodeCsv(text, reader, out) : decodeJsonl(text, reader, out)
 }
 
 /** Fatal, so bytes that are not UTF-8 throw instead of becoming U+FFFD in the file. */
 const fatalUtf8 = () => new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 const utf8 = fatalUtf8()
 
-/** The part's body as text; bytes that are not UTF-8 cannot be a Parquet string, and are refused. */
+/** The part's body as text; bytes that are not UTF-8 cannot be a Parquet string or a path, and are refused. */
 function partText(part: FilePart, index: number): string {
   try {
     return utf8.decode(part.body)
@@ -31,7 +35,7 @@ function partText(part: FilePart, index: number): string {
     const at = firstInvalidByte(part.body)
     throw new BadRecordError(
       part.namespace,
-      `part ${index + 1} holds bytes that are not UTF-8 (at byte ${at} of its body), which Parquet text cannot hold`,
+      `part ${index + 1} holds bytes that are not UTF-8 (at byte ${at} of its body), which its records cannot be read from`,
     )
   }
 }

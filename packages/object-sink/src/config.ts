@@ -1,13 +1,14 @@
 /**
  * The config fields every object destination shares, named as the vendor's connectors name them:
- * `prefix`, `format`, `compression`, `manifest`. A store package spreads them into its schema
- * beside its own (bucket, container, host, credentials).
+ * `prefix`, `format`, `compression`, `manifest`, and `partition_by` for Hive-style levels. A store
+ * package spreads them into its schema beside its own (bucket, container, host, credentials).
  */
 import type { ConnectorContext } from '@skippr/connector-api'
 import type { Compression, FileFormat } from '@skippr/file-formats'
 import { encodingFields } from '@skippr/file-formats'
 import * as v from 'valibot'
 import type { ObjectSinkOptions } from './object-sink.js'
+import { PartitionTemplateError, parsePartitionTemplate } from './partition-template.js'
 
 export const objectSinkFields = {
   prefix: v.optional(
@@ -26,6 +27,24 @@ export const objectSinkFields = {
     ),
     false,
   ),
+  partition_by: v.optional(
+    v.pipe(
+      v.string(),
+      v.rawCheck(({ dataset, addIssue }) => {
+        if (!dataset.typed) return
+        try {
+          parsePartitionTemplate(dataset.value)
+        } catch (error) {
+          if (!(error instanceof PartitionTemplateError)) throw error
+          addIssue({ message: error.message })
+        }
+      }),
+      v.description(
+        'Hive-style key levels under each namespace, from the batch commit time stored in the WAL and row values, ' +
+          'e.g. dt={commit_time:%Y-%m-%d}/country={field:country}; none by default',
+      ),
+    ),
+  ),
 }
 
 export interface ObjectSinkConfig {
@@ -33,6 +52,7 @@ export interface ObjectSinkConfig {
   readonly format: FileFormat
   readonly compression: Compression
   readonly manifest: boolean
+  readonly partition_by?: string | undefined
 }
 
 export function objectSinkOptions(
@@ -43,6 +63,9 @@ export function objectSinkOptions(
     encoding: { format: config.format, compression: config.compression },
     manifest: config.manifest,
     pipeline: context.pipeline,
+    ...(config.partition_by === undefined
+      ? {}
+      : { partitionBy: parsePartitionTemplate(config.partition_by) }),
   }
 }
 

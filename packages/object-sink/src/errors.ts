@@ -1,6 +1,7 @@
 import { SkipprError } from '@skippr/connector-api'
 
 export const OBJECT_CONFLICT = 'SKIPPR_OBJECT_CONFLICT'
+export const PARTITION_FIELD_MISSING = 'SKIPPR_PARTITION_FIELD_MISSING'
 
 /**
  * An object exists at a batch's key with other bytes than this batch's: someone else wrote there
@@ -15,6 +16,17 @@ export class ObjectConflictError extends SkipprError {
       `${where} already exists with other contents (${holds}; this batch's object has sha256 ${expected}), ` +
         'and objects are never replaced; another writer uses this prefix for a pipeline of the same name: ' +
         'give each pipeline its own prefix, or remove the object if it is not needed',
+    )
+  }
+}
+
+/** `partition_by` takes values of a field a namespace does not have: no row could say where it goes. */
+export class PartitionFieldError extends SkipprError {
+  constructor(template: string, namespace: string, field: string, fields: readonly string[]) {
+    super(
+      PARTITION_FIELD_MISSING,
+      `partition_by ${JSON.stringify(template)} takes {field:${field}}, which namespace ${namespace} does not have ` +
+        `(its fields: ${fields.join(', ')}); name one of its fields, or remove the placeholder`,
     )
   }
 }

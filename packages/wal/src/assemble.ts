@@ -43,6 +43,7 @@ export class BatchAssembler {
     }
     return {
       id: { pipeline: this.pipeline, epoch: frame.epoch, seq: fsn },
+      ...(frame.committedAt === undefined ? {} : { committedAt: frame.committedAt }),
       offset: frame.offset,
       parts: splitParts(frame.parts, body, this.where(fsn)),
     }

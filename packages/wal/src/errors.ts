@@ -35,7 +35,7 @@ export class WalFormatUnsupportedError extends WalError {
   constructor(version: number, supported: number) {
     super(
       'WAL_FORMAT_UNSUPPORTED',
-      `WAL batch frame has format version ${version}, this @skippr/wal reads version ${supported} only; ` +
+      `WAL batch frame has format version ${version}, this @skippr/wal reads versions up to ${supported}; ` +
         'upgrade skipprd to the version that wrote this WAL',
     )
     this.version = version

@@ -1,11 +1,12 @@
 /**
- * The WAL batch frame format, version 1: pure codecs, no I/O. Each frame is the payload of one slot frame
+ * The WAL batch frame format, version 2: pure codecs, no I/O. Each frame is the payload of one slot frame
  * (the slot adds length and CRC32C). Integers are little-endian, like the slot's own format.
  *
- *   prefix (12 bytes)   0 magic "SKWB" | 4 u8 version (1) | 5 u8 kind | 6 u16 reserved (0) | 8 u32 n
+ *   prefix (12 bytes)   0 magic "SKWB" | 4 u8 version (2) | 5 u8 kind | 6 u16 reserved (0) | 8 u32 n
  *   batch (kind 1)      n = frames in the batch, this one included (the n-1 data frames right before it)
  *                       12 u32 H | 16 H header bytes | 16+H body tail
- *   header              u8[8] epoch | u32 L | L bytes offset JSON (L = 0: no offset) | u16 P |
+ *   header              u8[8] epoch | u64 commit time (ms since 1970, UTC) | u32 L | L bytes offset JSON
+ *                       (L = 0: no offset) | u16 P |
  *                       P × (u16 N | N bytes namespace | u32 schemaVersion | u8 format (1 csv, 2 jsonl) |
  *                            u32 rows | u64 body length)
  *   data (kind 2)       n = index of this frame in its batch (0-based) | 12 body bytes
@@ -15,11 +16,16 @@
  * one-frame batch gets views into the frame.
  * A batch frame is what commits a batch: data frames not followed by their batch frame (a crash
  * mid-commit) belong to no batch.
+ *
+ * Version 1, written before commit times were kept, is version 2 without the commit time; it is still
+ * read (its batches have none), so a WAL left by an older skipprd lands after an upgrade.
  */
 import { WalBatchInvalidError, WalCorruptError, WalFormatUnsupportedError } from './errors.js'
 import type { BatchInput, BatchPart, Offset, PartInput, RecordFormat } from './types.js'
 
-export const FORMAT_VERSION = 1
+export const FORMAT_VERSION = 2
+/** The version before the commit time: read, never written. */
+const VERSION_WITHOUT_COMMIT_TIME = 1
 export const PREFIX_BYTES = 12
 const BATCH_FIXED_BYTES = 16
 const MAGIC = 0x42574b53 // "SKWB" read as a little-endian u32
@@ -28,6 +34,7 @@ const KIND_DATA = 2
 const FORMAT_CODES: Record<RecordFormat, number> = { csv: 1, jsonl: 2 }
 const FORMATS_BY_CODE: readonly (RecordFormat | undefined)[] = [undefined, 'csv', 'jsonl']
 const EPOCH_BYTES = 8
+const COMMIT_TIME_BYTES = 8
 const EPOCH_PATTERN = /^[0-9a-f]{16}$/
 const U32_MAX = 0xffffffff
 
@@ -36,6 +43,8 @@ export interface BatchFrame {
   readonly kind: 'batch'
   readonly frames: number
   readonly epoch: string
+  /** When the batch was committed (ms since 1970, the committing process's clock); absent in version 1. */
+  readonly committedAt: number | undefined
   readonly offset: Offset | undefined
   readonly parts: readonly PartHeader[]
   readonly tail: Uint8Array
@@ -52,16 +61,17 @@ export type Frame = BatchFrame | DataFrame
 export type PartHeader = Omit<BatchPart, 'body'> & { readonly bodyLength: number }
 
 /**
- * The frames of one batch, each at most `maxFrameBytes`, in append order (data frames, then the batch
- * frame). Each frame is a list of pieces, its bytes back to back: a small encoded head, then views into
- * the part bodies, which are never copied here.
+ * The frames of one batch committed at `committedAt` (ms since 1970), each at most `maxFrameBytes`, in
+ * append order (data frames, then the batch frame). Each frame is a list of pieces, its bytes back to
+ * back: a small encoded head, then views into the part bodies, which are never copied here.
  */
 export function* encodeBatchFrames(
   epoch: string,
   batch: BatchInput,
   maxFrameBytes: number,
+  committedAt: number,
 ): Generator<Uint8Array[]> {
-  const header = encodeHeader(epoch, batch)
+  const header = encodeHeader(epoch, committedAt, batch)
   const bodies = batch.parts.flatMap(pieces)
   let remaining = bodies.reduce((sum, b) => sum + b.length, 0)
   const tailRoom = maxFrameBytes - BATCH_FIXED_BYTES - header.length
@@ -95,13 +105,14 @@ export function decodeFrame(payload: Uint8Array, where: string): Frame {
     throw new WalCorruptError(where, 'not a WAL batch frame (bad magic)')
   }
   const version = b[4]!
-  if (version !== FORMAT_VERSION) throw new WalFormatUnsupportedError(version, FORMAT_VERSION)
+  if (version !== FORMAT_VERSION && version !== VERSION_WITHOUT_COMMIT_TIME)
+    throw new WalFormatUnsupportedError(version, FORMAT_VERSION)
   const kind = b[5]
   const n = b.readUInt32LE(8)
   if (kind === KIND_DATA) return { kind: 'data', index: n, body: b.subarray(PREFIX_BYTES) }
   if (kind !== KIND_BATCH) throw new WalCorruptError(where, `unknown frame kind ${kind}`)
   try {
-    return decodeBatchFrame(b, n)
+    return decodeBatchFrame(b, n, version === FORMAT_VERSION)
   } catch (e) {
     // Only RangeError (bounds) and SyntaxError (offset JSON) come from a damaged header.
     throw new WalCorruptError(where, `unreadable batch header (${(e as Error).message})`)
@@ -131,13 +142,15 @@ export function isEpoch(value: string): boolean {
   return EPOCH_PATTERN.test(value)
 }
 
-function decodeBatchFrame(b: Buffer, frames: number): BatchFrame {
+function decodeBatchFrame(b: Buffer, frames: number, hasCommitTime: boolean): BatchFrame {
   const headerLength = b.readUInt32LE(PREFIX_BYTES)
   const tailAt = BATCH_FIXED_BYTES + headerLength
   if (tailAt > b.length) throw new RangeError(`header length ${headerLength} past the frame end`)
   let at = BATCH_FIXED_BYTES
   const epoch = b.toString('hex', at, at + EPOCH_BYTES)
   at += EPOCH_BYTES
+  const committedAt = hasCommitTime ? Number(b.readBigUInt64LE(at)) : undefined
+  if (hasCommitTime) at += COMMIT_TIME_BYTES
   const offsetLength = b.readUInt32LE(at)
   at += 4
   const offset = offsetLength === 0 ? undefined : JSON.parse(utf8(b, at, offsetLength))
@@ -162,7 +175,7 @@ function decodeBatchFrame(b: Buffer, frames: number): BatchFrame {
   }
   if (at !== tailAt)
     throw new RangeError(`header holds ${at - BATCH_FIXED_BYTES} bytes, declares ${headerLength}`)
-  return { kind: 'batch', frames, epoch, offset, parts, tail: b.subarray(tailAt) }
+  return { kind: 'batch', frames, epoch, committedAt, offset, parts, tail: b.subarray(tailAt) }
 }
 
 function utf8(b: Buffer, at: number, length: number): string {
@@ -170,17 +183,20 @@ function utf8(b: Buffer, at: number, length: number): string {
   return b.toString('utf8', at, at + length)
 }
 
-function encodeHeader(epoch: string, batch: BatchInput): Buffer {
+function encodeHeader(epoch: string, committedAt: number, batch: BatchInput): Buffer {
   if (!isEpoch(epoch)) throw new WalBatchInvalidError(`epoch '${epoch}' is not 16 hex digits`)
+  if (!Number.isSafeInteger(committedAt) || committedAt < 0)
+    throw new WalBatchInvalidError(`commit time ${committedAt} is not a whole number of ms since 1970`)
   const offsetJson = batch.offset === undefined ? '' : offsetToJson(batch.offset)
   if (batch.parts.length > 0xffff)
     throw new WalBatchInvalidError(`${batch.parts.length} parts, at most 65535`)
   const names = batch.parts.map((p) => Buffer.from(validPart(p).namespace, 'utf8'))
   const offsetBytes = Buffer.from(offsetJson, 'utf8')
-  let length = EPOCH_BYTES + 4 + offsetBytes.length + 2
+  let length = EPOCH_BYTES + COMMIT_TIME_BYTES + 4 + offsetBytes.length + 2
   for (const name of names) length += 2 + name.length + 17
   const h = Buffer.allocUnsafe(length)
   let at = h.write(epoch, 0, 'hex')
+  at = h.writeBigUInt64LE(BigInt(committedAt), at)
   at = h.writeUInt32LE(offsetBytes.length, at)
   at += offsetBytes.copy(h, at)
   at = h.writeUInt16LE(batch.parts.length, at)

@@ -54,6 +54,12 @@ export interface BatchInput {
 /** A committed batch as pending() yields it. Part bodies may share one buffer (zero-copy views). */
 export interface WalBatch {
   readonly id: BatchIdentity
+  /**
+   * When the batch was committed, in ms since 1970 by the committing process's clock, as stored in the
+   * WAL: the same on every read, on any host, however long after. Absent for a batch an older WAL
+   * format holds (version 1).
+   */
+  readonly committedAt?: number
   readonly offset: Offset | undefined
   readonly parts: readonly BatchPart[]
 }

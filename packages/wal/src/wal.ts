@@ -160,7 +160,9 @@ export class Wal {
       await this.backend.ensureRoom(bytes)
       let seq = 0n
       let firstFsn: bigint | undefined
-      const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes)
+      // Stored with the batch, so whoever lands it, whenever, derives the same from it (object paths).
+      const committedAt = Date.now()
+      const frames = encodeBatchFrames(this.epochValue, batch, this.backend.maxFrameBytes, committedAt)
       for (const frame of frames) {
         seq = await this.appendWhenRoom(frame, { bytes, firstFsn }, options)
         firstFsn ??= seq
@@ -170,7 +172,7 @@ export class Wal {
       this.armSealTimer()
       const id = { pipeline: this.pipeline, epoch: this.epochValue, seq }
       if (firstFsn !== undefined && this.kept.size < this.keepBatches)
-        this.kept.set(firstFsn, keptBatch(id, batch))
+        this.kept.set(firstFsn, keptBatch(id, committedAt, batch))
       return id
     })
   }
@@ -442,12 +444,12 @@ export class Wal {
 }
 
 /** A committed batch as pending() would read it back: each part's pieces joined into one body of its own. */
-function keptBatch(id: BatchIdentity, batch: BatchInput): WalBatch {
+function keptBatch(id: BatchIdentity, committedAt: number, batch: BatchInput): WalBatch {
   const parts = batch.parts.map(({ body, ...part }) => ({
     ...part,
     body: Buffer.concat(Array.isArray(body) ? body : [body]),
   }))
-  return { id, offset: batch.offset, parts }
+  return { id, committedAt, offset: batch.offset, parts }
 }
 
 function bodyBytes(body: Uint8Array | readonly Uint8Array[]): number {

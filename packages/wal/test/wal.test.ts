@@ -365,6 +365,56 @@ describe('openWal (disk)', () => {
     }
   })
 
+  it('keeps each batch commit time: the clock at commit, the same from memory, after reopen and on every replay', async () => {
+    let wal = await open('bikehire', 1)
+    const before = Date.now()
+    await wal.commit(makeBatch(1))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await wal.commit(makeBatch(2))
+    const after = Date.now()
+    const fromMemory = await pendingOf(wal)
+    const times = fromMemory.map((b) => b.committedAt as number)
+    expect(times[0]).toBeGreaterThanOrEqual(before)
+    expect(times[1]).toBeGreaterThan(times[0] as number)
+    expect(times[1]).toBeLessThanOrEqual(after)
+    expect((await pendingOf(wal)).map((b) => b.committedAt)).toEqual(times)
+    wal = await reopen(wal)
+    expect((await pendingOf(wal)).map((b) => [b.id.seq, b.committedAt])).toEqual(
+      fromMemory.map((b) => [b.id.seq, b.committedAt]),
+    )
+    await wal.markLanded(fromMemory[0]!.id)
+    wal = await reopen(wal)
+    expect((await pendingOf(wal)).map((b) => b.committedAt)).toEqual([times[1]])
+  })
+
+  it('reads a batch an older skipprd committed (format version 1), without a commit time, and commits after it', async () => {
+    const wal = await open()
+    const epoch = wal.epoch
+    await wal.close()
+    opened.splice(0)
+    const slot = await openSlot({
+      sfDir: path.join(dataDir, 'wal'),
+      senderId: 'bikehire',
+      maxSegmentBytes: SMALL_FILE_BYTES,
+    })
+    const old = makeBatch(3)
+    // Version 2 without its commit time is version 1: the prefix's version byte and the 8 bytes after the epoch.
+    const [frame] = encodeFrames(epoch, old, SMALL_FILE_BYTES)
+    const v1 = Buffer.concat([frame!.subarray(0, 16 + 8), frame!.subarray(16 + 16)])
+    v1[4] = 1
+    v1.writeUInt32LE(frame!.readUInt32LE(12) - 8, 12)
+    await slot.append([v1])
+    await slot.close()
+    const reopened = await open()
+    await reopened.commit(makeBatch(4))
+    const batches = await pendingOf(reopened)
+    expect(batches.map((b) => [offsetK(b.offset), b.committedAt === undefined])).toEqual([
+      [3, true],
+      [4, false],
+    ])
+    expect(digested(batches[0]!)).toEqual(digested(old))
+  })
+
   it('refuses use after close', async () => {
     const wal = await open()
     await wal.close()

@@ -268,7 +268,11 @@ export class Lander {
         const outcome: WriteOutcome | undefined =
           parts.length === 0
             ? { status: 'already-landed' }
-            : await this.writeUntilAnswered(this.sink, { id: batch.id, fence, parts }, key)
+            : await this.writeUntilAnswered(
+                this.sink,
+                { id: batch.id, fence, committedAt: batch.committedAt, parts },
+                key,
+              )
         if (outcome === undefined) return undefined
         if (outcome.status === 'refused') {
           if (refusedRows.length > 0) throw new RefusedAgainError(pipeline, key, outcome.rows)

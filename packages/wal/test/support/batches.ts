@@ -62,7 +62,12 @@ export function digested(b: TestBatch) {
   }
 }
 
+/** The commit time test frames carry: 2026-01-01T00:00:00Z. */
+export const COMMITTED_AT = Date.UTC(2026, 0, 1)
+
 /** A batch's WAL frames, each joined into one buffer as the slot stores it. */
 export function encodeFrames(epoch: string, batch: BatchInput, maxFrameBytes: number): Buffer[] {
-  return [...encodeBatchFrames(epoch, batch, maxFrameBytes)].map((pieces) => Buffer.concat(pieces))
+  return [...encodeBatchFrames(epoch, batch, maxFrameBytes, COMMITTED_AT)].map((pieces) =>
+    Buffer.concat(pieces),
+  )
 }
