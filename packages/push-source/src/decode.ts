@@ -34,6 +34,7 @@ export interface DecodedPayload {
 
 const LF = 10
 const CR = 13
+const SPACE = 32
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
@@ -61,7 +62,8 @@ function text(payload: Uint8Array): string {
 
 /** Collects JSON-object records as JSON lines, each checked by JSON.parse and typed by its values' text. */
 class JsonRecords {
-  private readonly lines: Uint8Array[] = []
+  /** Views of the payload's records, copied into the body by `decoded`. */
+  private readonly records: Uint8Array[] = []
   private size = 0
   private readonly types = new FieldTypes()
   private readonly keys = new KeyRanges()
@@ -86,22 +88,23 @@ class JsonRecords {
     names.forEach((name, k) => {
       this.types.add(name, jsonValueType(this.keys.value(record, k)))
     })
-    // A line break outside a JSON string is whitespace (inside one it is escaped): one record, one line.
-    const line = new Uint8Array(record.length + 1)
-    for (let i = 0; i < record.length; i++) line[i] = record[i] === LF || record[i] === CR ? 32 : record[i]!
-    line[record.length] = LF
-    this.lines.push(line)
-    this.size += line.length
+    this.records.push(record)
+    this.size += record.length + 1
   }
 
+  /** The records as JSON lines, copied once into the body. */
   decoded(bytes: number): DecodedPayload {
     const body = new Uint8Array(this.size)
     let at = 0
-    for (const line of this.lines) {
-      body.set(line, at)
-      at += line.length
+    for (const record of this.records) {
+      body.set(record, at)
+      // A line break outside a JSON string is whitespace (inside one it is escaped): one record, one line.
+      for (let i = record.indexOf(LF); i !== -1; i = record.indexOf(LF, i + 1)) body[at + i] = SPACE
+      for (let i = record.indexOf(CR); i !== -1; i = record.indexOf(CR, i + 1)) body[at + i] = SPACE
+      at += record.length
+      body[at++] = LF
     }
-    return { format: 'jsonl', rows: this.lines.length, fields: this.types.fields(), body, bytes }
+    return { format: 'jsonl', rows: this.records.length, fields: this.types.fields(), body, bytes }
   }
 }
 
