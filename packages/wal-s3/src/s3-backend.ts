@@ -166,7 +166,21 @@ class S3Backend implements WalBackend {
     const from = fromFsn > this.ackedFsn ? fromFsn : this.ackedFsn + 1n
     const frames: FrameObject[] = []
     for (let fsn = from; fsn <= this.publishedFsn; fsn++) frames.push(this.frameObject(fsn))
-    return readFrames(this.bucket, frames)
+    return readFrames(this.bucket, frames, () => this.ackedUnlessTakenOver())
+  }
+
+  /**
+   * Where the log's ack stands, asked when a frame this writer published is gone: acked and deleted
+   * by a writer that took the log over (this one was paused past its lease) is fencing, not a
+   * corrupt WAL, and this writer stops as it would at its next record write.
+   */
+  private async ackedUnlessTakenOver(): Promise<bigint> {
+    const now = await readRecord(this.records, this.location)
+    if (now === undefined || now.version !== this.stored.version) {
+      this.broken = new WalFencedError(this.location)
+      throw this.broken
+    }
+    return now.record.ackedFsn
   }
 
   async ensureRoom(): Promise<void> {

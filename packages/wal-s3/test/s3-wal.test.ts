@@ -123,6 +123,24 @@ describe('S3 WAL', () => {
     expect(await objectKeys(`fence/wal/`)).not.toContainEqual(expect.stringContaining(`/p${pipelines}/`))
   })
 
+  it('fences out, not calls corrupt, a writer whose frames the one that took over landed and deleted', async () => {
+    const pipeline = newPipeline()
+    const wal = world.wal('fence-read')
+    const old = await wal.open(backendOptions(pipeline, await world.dataDir()))
+    for (const text of ['a', 'b', 'c']) await old.append(bytes(text))
+    const current = await wal.open(backendOptions(pipeline, await world.dataDir()))
+    await current.ack(3n)
+    await current.close()
+    // The paused writer wakes and replays what it published: those objects are gone.
+    const reading = (async () => {
+      for await (const _ of old.read(1n)) {
+      }
+    })()
+    await expect(reading).rejects.toMatchObject({ code: WAL_FENCED })
+    await expect(old.append(bytes('more'))).rejects.toMatchObject({ code: WAL_FENCED })
+    await old.close()
+  })
+
   it('deletes landed frames from the bucket, and keeps the pending ones', async () => {
     const pipeline = newPipeline()
     const wal = world.wal('trim')
