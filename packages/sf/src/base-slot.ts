@@ -54,6 +54,12 @@ export interface SlotStats {
 }
 
 export interface Slot {
+  /**
+   * The slot's identity (a UUID): made with the slot, kept across reopening and recovery, new for a slot
+   * that is deleted and made again. FSNs count within one slot; the sender announces this id with its
+   * sender id so a receiver never takes one slot's frames for another's.
+   */
+  readonly slotId: string
   /** Highest FSN readers may see: durable in 'append' mode, written to the OS in the others. */
   readonly publishedFsn: bigint
   /** Cumulative ack: every FSN up to it is delivered and may be trimmed. */
@@ -103,6 +109,7 @@ export abstract class BaseSlot implements Slot {
 
   constructor(protected readonly base: BaseSlotOptions) {}
 
+  abstract get slotId(): string
   abstract get publishedFsn(): bigint
   abstract get ackedFsn(): bigint
   abstract replay(fromFsn?: bigint): AsyncIterable<SlotFrame>

@@ -15,6 +15,7 @@ import { encodeAck, encodeError, type Frame } from './wire.js'
 /** Where a batch's answers go: the connection it arrived on. */
 export interface AckChannel {
   readonly senderId: string
+  readonly slotId: string | undefined
   readonly wantsDurableAcks: boolean
   send(message: Buffer): void
   /** Refuses the sender any further frames: HALT for `fsn`, then the connection closes. */
@@ -45,7 +46,7 @@ async function handOver(
   frames: Frame[],
 ): Promise<Array<{ fsn: bigint; reason: string }> | 'halted'> {
   try {
-    const outcome = await settings.onFrames({ senderId: channel.senderId, frames })
+    const outcome = await settings.onFrames({ senderId: channel.senderId, slotId: channel.slotId, frames })
     return outcome?.drop ?? []
   } catch (e) {
     // Matched by code, not class, so a HaltSenderError from another copy of this package works too.

@@ -131,11 +131,10 @@ export class SegmentGapError extends SfError {
 
 /** Recovery found segments that cannot belong to one slot (overlapping FSN ranges). */
 export class SlotCorruptError extends SfError {
-  constructor(slotDir: string, detail: string) {
+  constructor(slotDir: string, detail: string, fix = 'Move the offending segment out of the slot directory') {
     super(
       'SF_SLOT_CORRUPT',
-      `slot ${slotDir} cannot be recovered: ${detail}; a file was copied in or altered out of band. Move ` +
-        'the offending segment out of the slot directory',
+      `slot ${slotDir} cannot be recovered: ${detail}; a file was copied in or altered out of band. ${fix}`,
     )
   }
 }
@@ -222,9 +221,11 @@ export class SenderServerError extends SfError {
   constructor(category: 'HALT' | 'DROP', fsn: bigint, serverMessage: string) {
     super(
       'SF_SERVER_ERROR',
-      category === 'HALT'
-        ? `receiver halted the sender at FSN ${fsn}: ${serverMessage}; fix the cause on the receiver side, then restart the sender (the unacked frames stay in the slot)`
-        : `receiver dropped frame FSN ${fsn}: ${serverMessage}; the frame is skipped, later frames continue`,
+      category === 'HALT' && fsn === 0n
+        ? `receiver refused the sender: ${serverMessage} (the unacked frames stay in the slot)`
+        : category === 'HALT'
+          ? `receiver halted the sender at FSN ${fsn}: ${serverMessage}; fix the cause on the receiver side, then restart the sender (the unacked frames stay in the slot)`
+          : `receiver dropped frame FSN ${fsn}: ${serverMessage}; the frame is skipped, later frames continue`,
     )
     this.category = category
     this.fsn = fsn
@@ -275,6 +276,22 @@ export class SenderCloseTimeoutError extends SfError {
 export class SenderClosedError extends SfError {
   constructor() {
     super('SF_SENDER_CLOSED', 'the sender is closed; create a new sender to send more records')
+  }
+}
+
+/**
+ * A receiver refused a sender because its sender id belongs to another slot (see the receiver's slot
+ * identity rules); reported to the receiver's `onError`, while the sender gets it as a HALT.
+ */
+export class SenderIdTakenError extends SfError {
+  readonly senderId: string
+  constructor(senderId: string, detail: string) {
+    super(
+      'SF_SENDER_ID_TAKEN',
+      `sender id "${senderId}" ${detail}; records of two slots under one id would be taken for each other's. ` +
+        "Give this application its own sender_id, or, if the other slot is gone for good, reset the receiving application's record of the id",
+    )
+    this.senderId = senderId
   }
 }
 

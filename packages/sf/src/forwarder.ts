@@ -129,6 +129,7 @@ export class Forwarder {
     const link = Link.connect(
       this.options.endpoint,
       this.options.wireSenderId,
+      this.slot.slotId,
       this.options.requestDurableAck,
       this.options.keepaliveMs,
       {

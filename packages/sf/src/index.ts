@@ -15,11 +15,13 @@ export {
   SenderClosedError,
   SenderCloseTimeoutError,
   SenderConfigError,
+  SenderIdTakenError,
   SenderServerError,
   WireFormatError,
 } from './errors.js'
 export { listOrphanSlots } from './orphans.js'
 export type {
+  DeliveredPosition,
   FramesOutcome,
   ReceivedBatch,
   Receiver,
@@ -73,4 +75,4 @@ export {
   SlotOptionError,
 } from './slot-index.js'
 export type { ErrorCategory, Frame } from './wire.js'
-export { PROTOCOL_VERSION, SUBPROTOCOL } from './wire.js'
+export { PROTOCOL_VERSION, SUBPROTOCOL, SUBPROTOCOLS } from './wire.js'

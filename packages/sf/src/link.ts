@@ -10,7 +10,14 @@ import {
   ProtocolViolationError,
   SenderAuthError,
 } from './errors.js'
-import { closeReason, decodeServerMessage, type ErrorCategory, encodeHello, SUBPROTOCOL } from './wire.js'
+import {
+  closeReason,
+  decodeServerMessage,
+  type ErrorCategory,
+  encodeHello,
+  SUBPROTOCOL,
+  SUBPROTOCOLS,
+} from './wire.js'
 
 export interface Endpoint {
   /** `ws://host:port/` or `wss://host:port/`. */
@@ -25,6 +32,7 @@ export interface Endpoint {
 
 export interface LinkHandlers {
   onAck(fsn: bigint, durable: boolean): void
+  /** An ERROR message; a HALT may come instead of WELCOME (the receiver refused the sender). */
   onServerError(category: ErrorCategory, fsn: bigint, message: string): void
   /** Called once when the connection is gone, with the reason (after WELCOME; before, `ready` rejects). */
   onClose(reason: Error): void
@@ -76,16 +84,18 @@ export class Link {
 
   /**
    * Starts connecting: upgrade, HELLO, then `ready` resolves when the receiver's WELCOME arrives (or
-   * rejects with why the connection failed). After that, `handlers.onClose` reports the end.
+   * rejects with why the connection failed). After that, `handlers.onClose` reports the end. The slot id
+   * goes in HELLO when the receiver speaks version 2; a version 1 receiver dedups by sender id alone.
    */
   static connect(
     endpoint: Endpoint,
     senderId: string,
+    slotId: string,
     durableAck: boolean,
     keepaliveMs: number,
     handlers: LinkHandlers,
   ): Link {
-    const ws = new WebSocket(endpoint.url, SUBPROTOCOL, {
+    const ws = new WebSocket(endpoint.url, [...SUBPROTOCOLS], {
       headers: endpoint.token === undefined ? {} : { authorization: `Bearer ${endpoint.token}` },
       perMessageDeflate: false,
       handshakeTimeout: keepaliveMs,
@@ -115,14 +125,14 @@ export class Link {
       })
     })
     ws.on('open', () => {
-      if (ws.protocol !== SUBPROTOCOL) {
+      if (!SUBPROTOCOLS.includes(ws.protocol)) {
         link.fail(
           new ProtocolVersionError(endpoint.addr, `it accepted subprotocol '${ws.protocol}'`),
           CLOSE_PROTOCOL_ERROR,
         )
         return
       }
-      ws.send(encodeHello(senderId, durableAck))
+      ws.send(encodeHello(senderId, durableAck, ws.protocol === SUBPROTOCOL ? slotId : undefined))
     })
     ws.on('message', (data, isBinary) => {
       link.lastHeard = Date.now()
@@ -135,6 +145,9 @@ export class Link {
           welcomed = true
           link.maxFrameBytes = msg.maxFrameBytes
           welcome()
+        } else if (!welcomed && msg.type === 'error' && msg.category === 'HALT') {
+          // The receiver refused this sender (its id is another slot's); it closes the connection next.
+          handlers.onServerError(msg.category, msg.fsn, msg.message)
         } else if (!welcomed) {
           throw new ProtocolViolationError(`receiver sent ${msg.type} before WELCOME`)
         } else if (msg.type === 'error') {

@@ -3,6 +3,7 @@
  * and are lost when it exits. `maxTotalBytes` (default 128 MiB) caps the bytes of unacked frames
  * (payload + 8-byte frame header each), so an outage cannot silently grow the heap.
  */
+import { randomUUID } from 'node:crypto'
 import {
   BaseSlot,
   FULL,
@@ -31,6 +32,8 @@ export function openMemorySlot(options: MemorySlotOptions = {}): Slot {
 }
 
 class MemorySlot extends BaseSlot {
+  /** New with every memory slot: its frames, numbered from 1, are never another process's. */
+  readonly slotId = randomUUID()
   /** Unacked frames; `head` is the index of the first one (the array is compacted now and then). */
   private frames: Uint8Array[] = []
   private head = 0

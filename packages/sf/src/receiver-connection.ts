@@ -3,6 +3,9 @@
  * and claims its session; WELCOME follows once the application said what it already holds; DATA is
  * checked for FSN order, queued, and drained batch by batch through the session's queue.
  *
+ * A HELLO whose slot id conflicts with the one the sender id belongs to (sender-sessions.ts) is answered
+ * with ERROR HALT instead of WELCOME, and the connection closes: it never takes the id over.
+ *
  * Invariants: nothing is handled before HELLO, and HELLO comes once (within `HELLO_TIMEOUT_MS`). No ack
  * goes out before WELCOME (DATA is only handled after it, and durable acks wait for it). Within the
  * connection, each DATA message starts at or above the end of the previous one. Once `closed` is set, the
@@ -11,7 +14,7 @@
  */
 import { WebSocket } from 'ws'
 import { deliverBatch } from './delivery.js'
-import { ProtocolViolationError, WireFormatError } from './errors.js'
+import { ProtocolViolationError, SenderIdTakenError, WireFormatError } from './errors.js'
 import { InboundQueue } from './flow-control.js'
 import type { ReceiverSettings } from './receiver-options.js'
 import type { SenderSession, SenderSessions, SessionConnection } from './sender-sessions.js'
@@ -34,6 +37,8 @@ const CLOSE_HALTED = 4001
 export class ReceiverConnection implements SessionConnection {
   closed = false
   wantsDurableAcks = false
+  slotId: string | undefined
+  accepted = false
   private id: string | undefined
   private session: SenderSession | undefined
   /** Lowest FSN the next DATA message may start with; undefined until the first one. */
@@ -84,10 +89,10 @@ export class ReceiverConnection implements SessionConnection {
     if (!this.closed && this.ws.readyState === WebSocket.OPEN) this.ws.send(message)
   }
 
-  halt(fsn: bigint, message: string): void {
+  halt(fsn: bigint, message: string, closeWith = 'sender halted by the application'): void {
     this.send(encodeError('HALT', fsn, message))
     this.queue.clear()
-    this.close(CLOSE_HALTED, 'sender halted by the application')
+    this.close(CLOSE_HALTED, closeWith)
   }
 
   close(code: number, reason: string): void {
@@ -106,7 +111,7 @@ export class ReceiverConnection implements SessionConnection {
       const msg = decodeClientMessage(data)
       if (msg.type === 'hello') {
         clearTimeout(this.helloTimer)
-        this.onHello(msg.senderId, msg.durableAck)
+        this.onHello(msg.senderId, msg.slotId, msg.durableAck)
       } else {
         this.onData(msg.frames)
       }
@@ -126,23 +131,45 @@ export class ReceiverConnection implements SessionConnection {
     this.settings.report(new ProtocolViolationError(detail, { cause: e }), this.id)
   }
 
-  private onHello(senderId: string, durableAck: boolean): void {
+  private onHello(senderId: string, slotId: string | undefined, durableAck: boolean): void {
     if (this.id !== undefined) throw new ProtocolViolationError('second HELLO on one connection')
     this.id = senderId
+    this.slotId = slotId
     this.wantsDurableAcks = durableAck
+    const taken = this.sessions.find(senderId)?.refusal(slotId)
+    if (taken !== undefined) {
+      this.refuse(taken)
+      return
+    }
     const session = this.sessions.claim(senderId, this)
     this.session = session
     // WELCOME only after the application told us what it holds, so no DATA can race the dedup seed.
     session.enqueue(
       async () => {
         const { delivered, durableMode, maxFrameBytes } = this.settings
-        if (delivered) session.seed(await delivered(senderId), durableMode)
+        const held = delivered && (await delivered(senderId, slotId))
         if (this.closed) return
+        if (held) session.adopt(held.slotId)
+        const refused = session.refusal(slotId)
+        if (refused !== undefined) {
+          this.refuse(refused)
+          return
+        }
+        if (held) session.seed(held.fsn, durableMode)
+        session.adopt(slotId)
+        this.accepted = true
         this.ws.send(encodeWelcome(maxFrameBytes))
         this.welcomed = true
       },
       (e) => this.fail(e),
     )
+  }
+
+  /** The sender id is another slot's: one clear error on both sides, and the id stays with that slot. */
+  private refuse(detail: string): void {
+    const error = new SenderIdTakenError(this.senderId, detail)
+    this.settings.report(error, this.id)
+    this.halt(0n, error.message, 'sender id in use by another slot')
   }
 
   private onData(frames: Frame[]): void {

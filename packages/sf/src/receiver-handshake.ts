@@ -6,7 +6,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { SUBPROTOCOL } from './wire.js'
+import { SUBPROTOCOLS } from './wire.js'
 
 export interface Refusal {
   status: number
@@ -19,11 +19,11 @@ export function refuseUpgrade(req: IncomingMessage, token: string | undefined): 
     return { status: 401, statusText: 'Unauthorized', body: 'missing or wrong bearer token' }
   }
   const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim())
-  if (!offered.includes(SUBPROTOCOL)) {
+  if (!SUBPROTOCOLS.some((p) => offered.includes(p))) {
     return {
       status: 426,
       statusText: 'Upgrade Required',
-      body: `unsupported protocol; this receiver speaks ${SUBPROTOCOL}`,
+      body: `unsupported protocol; this receiver speaks ${SUBPROTOCOLS.join(', ')}`,
     }
   }
   return undefined

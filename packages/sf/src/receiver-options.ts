@@ -10,6 +10,11 @@ import type { Frame } from './wire.js'
 
 export interface ReceivedBatch {
   senderId: string
+  /**
+   * The sender's slot (a UUID, from HELLO): FSNs count within it. Persist it with the last FSN and
+   * answer it from `delivered()`. Undefined from a sender of protocol version 1.
+   */
+  slotId: string | undefined
   /** Consecutive, never-before-delivered frames of one sender, in FSN order. */
   frames: Frame[]
 }
@@ -17,6 +22,15 @@ export interface ReceivedBatch {
 /** What `onFrames` may return: frames it refuses (reported to the sender as DROP errors, then acked). */
 export interface FramesOutcome {
   drop?: Array<{ fsn: bigint; reason: string }>
+}
+
+/**
+ * What the application holds of a sender id: the last FSN it has and the slot that FSN counts in
+ * (undefined when it did not record one, e.g. an entry written before slot ids existed).
+ */
+export interface DeliveredPosition {
+  fsn: bigint
+  slotId?: string | undefined
 }
 
 /** Options of both modes. */
@@ -41,9 +55,16 @@ export interface ReceiverBaseOptions {
   /**
    * The highest FSN the application already holds for a sender, consulted when that sender connects, so
    * dedup survives a receiver restart when the application persists what it received: replayed frames at
-   * or below it are acknowledged without being handed to `onFrames` again.
+   * or below it are acknowledged without being handed to `onFrames` again. Answer with the slot id it was
+   * received from as well (`{ fsn, slotId }`), and a sender of another slot under that id is refused
+   * instead of having its frames taken as already delivered. A plain FSN (or no `slotId`) names no slot:
+   * the first slot to connect under the id is taken as the one it counts. `slotId` is the connecting
+   * sender's (undefined from protocol version 1).
    */
-  delivered?(senderId: string): bigint | Promise<bigint>
+  delivered?(
+    senderId: string,
+    slotId: string | undefined,
+  ): bigint | DeliveredPosition | Promise<bigint | DeliveredPosition>
   /**
    * `with-ack` (default): a frame is durable once `onFrames` resolved. `manual`: the application calls
    * `receiver.markDurable()` later (e.g. after an upload).
@@ -102,7 +123,8 @@ export interface ReceiverSettings {
   maxFrameBytes: number
   durableMode: 'with-ack' | 'manual'
   onFrames: ReceiverBaseOptions['onFrames']
-  delivered: ReceiverBaseOptions['delivered']
+  /** `delivered()` as a position; undefined without the option. */
+  delivered: ((senderId: string, slotId: string | undefined) => Promise<DeliveredPosition>) | undefined
   report(error: Error, senderId: string | undefined): void
 }
 
@@ -115,7 +137,12 @@ export function resolveSettings(options: ReceiverBaseOptions): ReceiverSettings 
     durableMode: options.durableAck ?? 'with-ack',
     // Called on `options`, as methods, so an application's `this` keeps working.
     onFrames: (batch) => options.onFrames(batch),
-    delivered: delivered && ((senderId) => delivered.call(options, senderId)),
+    delivered:
+      delivered &&
+      (async (senderId, slotId) => {
+        const held = await delivered.call(options, senderId, slotId)
+        return typeof held === 'bigint' ? { fsn: held } : held
+      }),
     report: options.onError ?? ((e, id) => defaultLogger.warn(`receiver: ${e.message}`, { senderId: id })),
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The receiving end of the store-and-forward protocol. It authenticates senders, delivers each sender's
- * frames to the application in FSN order at most once per receiver state (dedup by sender id and FSN),
- * and acknowledges frames only after the application's `onFrames` has resolved.
+ * frames to the application in FSN order at most once per receiver state (dedup by sender id and FSN,
+ * a sender id belonging to one slot), and acknowledges frames only after the application's `onFrames`
+ * has resolved.
  *
  * This file only composes the parts: the endpoint (a server of its own, or an attached one), the
  * handshake check, one `ReceiverConnection` per WebSocket, and the per-sender sessions they share. Every
@@ -15,9 +16,10 @@ import { attachEndpoint, type Endpoint, listenEndpoint, type UpgradeHandler } fr
 import { refuseUpgrade, writeRefusal } from './receiver-handshake.js'
 import { type Receiver, type ReceiverOptions, resolveSettings } from './receiver-options.js'
 import { SenderSessions } from './sender-sessions.js'
-import { SUBPROTOCOL } from './wire.js'
+import { SUBPROTOCOLS } from './wire.js'
 
 export type {
+  DeliveredPosition,
   FramesOutcome,
   ReceivedBatch,
   Receiver,
@@ -39,7 +41,8 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
     noServer: true,
     maxPayload: settings.maxFrameBytes,
     perMessageDeflate: false,
-    handleProtocols: () => SUBPROTOCOL,
+    // The highest version the sender offers (the handshake check let only known ones through).
+    handleProtocols: (offered) => SUBPROTOCOLS.find((p) => offered.has(p)) ?? false,
   })
   const accept = (ws: WebSocket): void => {
     connections.add(new ReceiverConnection(ws, settings, sessions, (conn) => connections.delete(conn)))

@@ -1,19 +1,30 @@
 /**
- * What the receiver remembers per sender id across that sender's connections: how far its frames were
- * delivered (the dedup point) and confirmed durable, which connection is its current one, and the queue
- * of work that serialises handling across connections.
+ * What the receiver remembers per sender id across that sender's connections: which slot's frames it
+ * counts, how far they were delivered (the dedup point) and confirmed durable, which connection is its
+ * current one, and the queue of work that serialises handling across connections.
  *
  * Invariants: `delivered` and `durable` only rise. All work of one sender (consulting `delivered()`,
  * handing batches to the application) runs one piece at a time through `enqueue`, even while an old
  * connection is still inside `onFrames` when a new one says HELLO, so no frame is handed over twice. A
  * sender has at most one current connection; claiming the id for a new one supersedes the old. A session
  * is forgotten only after `forgetSendersAfterMs` without a connection and once its work has settled.
+ *
+ * Slot identity: FSNs count within one slot (`slotId`, from HELLO), and two slots under one sender id
+ * both start at 1, so the dedup point of one says nothing about the other's frames. Once a session
+ * counts a slot (the first one accepted, or the one the application's `delivered()` names), that never
+ * changes, and a connection of any other slot is refused (`refusal`) rather than acked as "already
+ * delivered". A sender without a slot id (protocol version 1) is deduplicated by sender id alone, as
+ * before.
  */
 import type { Frame } from './wire.js'
 
 /** What a session needs of a connection. */
 export interface SessionConnection {
   readonly closed: boolean
+  /** The slot the connection's HELLO named; undefined from a version 1 sender. */
+  readonly slotId: string | undefined
+  /** The connection passed the slot check and got WELCOME. */
+  readonly accepted: boolean
   readonly wantsDurableAcks: boolean
   /** Closes the connection because a newer one of the same sender took over. */
   supersede(): void
@@ -21,6 +32,8 @@ export interface SessionConnection {
 }
 
 export class SenderSession {
+  /** The slot whose frames `delivered` counts; undefined until one is known. */
+  slotId: string | undefined
   delivered = 0n
   durable = 0n
   current: SessionConnection | undefined
@@ -36,6 +49,25 @@ export class SenderSession {
   /** Resolves once the work enqueued so far has settled. */
   settled(): Promise<void> {
     return this.turn
+  }
+
+  /**
+   * Why a connection of `slotId` may not use this sender id, or undefined when it may: another slot's
+   * connection holds it now, or the session counts another slot's frames.
+   */
+  refusal(slotId: string | undefined): string | undefined {
+    if (slotId === undefined) return undefined
+    const holder = this.current
+    if (holder?.accepted && !holder.closed && holder.slotId !== undefined && holder.slotId !== slotId)
+      return `is in use by another slot (${holder.slotId}), connected now; this is slot ${slotId}`
+    if (this.slotId !== undefined && this.slotId !== slotId)
+      return `belongs to another slot (${this.slotId}), whose FSNs the receiver counts; this is slot ${slotId}, numbered from 1 again`
+    return undefined
+  }
+
+  /** From now on the session counts `slotId`'s frames, unless it counts a slot already. */
+  adopt(slotId: string | undefined): void {
+    this.slotId ??= slotId
   }
 
   /** Takes what the application already holds as the dedup point (on connect, from `delivered()`). */
@@ -73,6 +105,11 @@ export class SenderSessions {
   private readonly byId = new Map<string, SenderSession>()
 
   constructor(private readonly forgetAfterMs: number | undefined) {}
+
+  /** The sender's session if it has one (a refused newcomer does not make one). */
+  find(senderId: string): SenderSession | undefined {
+    return this.byId.get(senderId)
+  }
 
   /** The sender's session, created on first use. */
   get(senderId: string): SenderSession {

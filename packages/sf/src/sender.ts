@@ -102,6 +102,11 @@ export class Sender {
     return this.config.senderId
   }
 
+  /** The slot's identity, announced with the sender id (new per process in memory mode). */
+  get slotId(): string {
+    return this.slot.slotId
+  }
+
   /** FSN of the last record appended. */
   get publishedFsn(): bigint {
     return this.slot.publishedFsn

@@ -5,6 +5,7 @@
  *   .lock.owner/         the lock: owner.json (host, PID, instance, heartbeat) (lock.ts)
  *   .failed              optional: UTF-8 reason a drainer gave up; orphan scans skip the slot
  *   .ack-watermark       optional: 16-byte cumulative acked FSN (watermark.ts, format.ts)
+ *   .slot-id             the slot's identity, a UUID made with it (slot-identity.ts)
  *   sf-<16 hex gen>.sfa  segments: 32-byte header + frames [crc32c][length][payload], then zeros (or, in a
  *                        reused file, what its previous use left) up to the preallocated file size; once
  *                        the writer has moved on to the next segment, its last 32 bytes hold the seal if
@@ -62,6 +63,7 @@ import { SlotLock } from './lock.js'
 import { defaultLogger, type SlotLogger } from './logger.js'
 import { type DataLossRange, type Recovered, recoverSlot, reportDataLoss } from './recovery.js'
 import { FrameReader, lastFsn, noteFrame, type Segment, seek } from './segment.js'
+import { loadSlotId } from './slot-identity.js'
 import { writeWatermark } from './watermark.js'
 import { type ActiveSegment, ioError, SegmentWriter } from './writer.js'
 
@@ -128,8 +130,9 @@ export async function openSlot(options: SlotOptions): Promise<Slot> {
   try {
     const recovered = await recoverSlot(s.io, s.dir, s.logger)
     for (const name of recovered.leftovers) await s.io.unlink(path.join(s.dir, name))
+    const slotId = await loadSlotId(s.io, s.dir)
     const active = await openAppendable(s, recovered)
-    slot = new DiskSlot(s, options, lock, recovered, active)
+    slot = new DiskSlot(s, options, lock, slotId, recovered, active)
     return slot
   } catch (e) {
     await lock.release()
@@ -206,6 +209,7 @@ class DiskSlot extends BaseSlot {
     private readonly s: Settings,
     options: SlotOptions,
     private readonly lock: SlotLock,
+    readonly slotId: string,
     r: Recovered,
     active: ActiveSegment | undefined,
   ) {

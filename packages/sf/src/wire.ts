@@ -1,24 +1,35 @@
 /**
- * The store-and-forward wire protocol, version 1: pure codecs, no I/O.
+ * The store-and-forward wire protocol, version 2: pure codecs, no I/O.
  *
- * The version is negotiated in the WebSocket handshake as the subprotocol `skippr-sf.v1`. Every message
- * is one binary WebSocket message whose first byte is its type; integers are big-endian.
+ * The version is negotiated in the WebSocket handshake as the subprotocol: a sender offers
+ * `skippr-sf.v2, skippr-sf.v1`, a receiver picks the highest it speaks. Every message is one binary
+ * WebSocket message whose first byte is its type; integers are big-endian.
  *
- *   sender → receiver   HELLO        0x01  u8 flags (bit 0: durable acks wanted), u16 n, n bytes sender id
+ *   sender → receiver   HELLO        0x01  u8 flags (bit 0: durable acks wanted, bit 1: slot id follows),
+ *                                          u16 n, n bytes sender id, [16 bytes slot id (a UUID)]
  *                       DATA         0x02  u64 first FSN, u32 count, count × (u32 n, n bytes payload)
  *   receiver → sender   WELCOME      0x81  u32 largest DATA message accepted, in bytes
  *                       ACK          0x82  u64 FSN: every frame up to it was handled by the application
  *                       DURABLE_ACK  0x83  u64 FSN: every frame up to it is durable on the receiver side
  *                       ERROR        0x84  u8 category (1 HALT, 2 DROP), u64 FSN (0: none), UTF-8 message
  *
+ * Version 2 differs from version 1 only in HELLO's slot id (bit 1, never set on a v1 connection) and in
+ * that a receiver may answer HELLO with ERROR HALT instead of WELCOME (the sender id is held by another
+ * slot); a v1 peer never sees either.
+ *
  * A DATA message carries consecutive FSNs. Within a connection each DATA message starts above the end of
  * the previous one: normally right after it; further only across a range the sender's slot lost (which its
  * recovery reported).
  */
 import { WireFormatError } from './errors.js'
+import { isSlotId } from './slot-identity.js'
 
-export const PROTOCOL_VERSION = 1
+export const PROTOCOL_VERSION = 2
 export const SUBPROTOCOL = `skippr-sf.v${PROTOCOL_VERSION}`
+/** Version 1: HELLO without a slot id; still spoken with older peers. */
+export const SUBPROTOCOL_V1 = 'skippr-sf.v1'
+/** The subprotocols this package speaks, preferred first. */
+export const SUBPROTOCOLS: readonly string[] = [SUBPROTOCOL, SUBPROTOCOL_V1]
 
 export const MessageType = {
   hello: 0x01,
@@ -43,7 +54,7 @@ export interface Frame {
 }
 
 export type ClientMessage =
-  | { type: 'hello'; senderId: string; durableAck: boolean }
+  | { type: 'hello'; senderId: string; slotId: string | undefined; durableAck: boolean }
   | { type: 'data'; frames: Frame[] }
 
 export type ServerMessage =
@@ -59,16 +70,24 @@ export function closeReason(text: string): string {
   return reason
 }
 
-export function encodeHello(senderId: string, durableAck: boolean): Buffer {
+const HELLO_DURABLE_ACK = 1
+const HELLO_SLOT_ID = 2
+const SLOT_ID_BYTES = 16
+
+/** HELLO; `slotId` (a UUID) only on a version 2 connection, undefined on a version 1 one. */
+export function encodeHello(senderId: string, durableAck: boolean, slotId?: string): Buffer {
   const id = Buffer.from(senderId, 'utf8')
   if (id.length === 0 || id.length > MAX_SENDER_ID_BYTES) {
     throw new WireFormatError(`sender id must be 1..${MAX_SENDER_ID_BYTES} bytes of UTF-8, got ${id.length}`)
   }
-  const out = Buffer.allocUnsafe(4 + id.length)
+  if (slotId !== undefined && !isSlotId(slotId))
+    throw new WireFormatError(`slot id "${slotId}" is not a UUID`)
+  const out = Buffer.allocUnsafe(4 + id.length + (slotId === undefined ? 0 : SLOT_ID_BYTES))
   out[0] = MessageType.hello
-  out[1] = durableAck ? 1 : 0
+  out[1] = (durableAck ? HELLO_DURABLE_ACK : 0) | (slotId === undefined ? 0 : HELLO_SLOT_ID)
   out.writeUInt16BE(id.length, 2)
   id.copy(out, 4)
+  if (slotId !== undefined) out.write(slotId.replaceAll('-', ''), 4 + id.length, 'hex')
   return out
 }
 
@@ -152,10 +171,19 @@ export function decodeClientMessage(buf: Buffer): ClientMessage {
   const type = buf[0]
   if (type === MessageType.hello) {
     need(buf, 4, 'HELLO')
+    const flags = buf[1]!
     const n = buf.readUInt16BE(2)
-    if (n === 0 || buf.length !== 4 + n)
-      malformed(`HELLO sender id of ${n} bytes in a ${buf.length}-byte message`)
-    return { type: 'hello', durableAck: (buf[1]! & 1) === 1, senderId: buf.toString('utf8', 4) }
+    const slotBytes = flags & HELLO_SLOT_ID ? SLOT_ID_BYTES : 0
+    if (n === 0 || buf.length !== 4 + n + slotBytes)
+      malformed(
+        `HELLO sender id of ${n} bytes${slotBytes ? ' and a slot id' : ''} in a ${buf.length}-byte message`,
+      )
+    return {
+      type: 'hello',
+      durableAck: (flags & HELLO_DURABLE_ACK) !== 0,
+      senderId: buf.toString('utf8', 4, 4 + n),
+      slotId: slotBytes ? uuidText(buf.subarray(4 + n)) : undefined,
+    }
   }
   if (type === MessageType.data) return { type: 'data', frames: decodeDataFrames(buf) }
   return malformed(`unknown sender message type ${describeType(type)}`)
@@ -200,6 +228,11 @@ export function decodeServerMessage(buf: Buffer): ServerMessage {
     default:
       return malformed(`unknown receiver message type ${describeType(type)}`)
   }
+}
+
+function uuidText(bytes: Buffer): string {
+  const hex = bytes.toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
 function describeType(type: number | undefined): string {

@@ -263,7 +263,7 @@ describe('receiver', () => {
     await expect(connectRaw(r.url, { token: 'wrong' })).rejects.toMatchObject({ status: 401 })
     await expect(connectRaw(r.url, { token: 'sesame', protocol: 'skippr-sf.v0' })).rejects.toMatchObject({
       status: 426,
-      message: expect.stringMatching(/speaks skippr-sf\.v1/),
+      message: expect.stringMatching(/speaks skippr-sf\.v2, skippr-sf\.v1/),
     })
     const c = await connectRaw(r.url, { token: 'sesame' })
     await helloRaw(c, 's1')

@@ -11,14 +11,27 @@ import {
   encodeWelcome,
   loneDataMessage,
   SUBPROTOCOL,
+  SUBPROTOCOLS,
 } from '../src/wire.js'
 
 const hex = (b: Buffer): string => b.toString('hex')
 const bytes = (h: string): Buffer => Buffer.from(h.replace(/\s+/g, ''), 'hex')
 
-describe('wire protocol v1 codecs', () => {
-  it('names the version in the subprotocol', () => {
-    expect(SUBPROTOCOL).toBe('skippr-sf.v1')
+describe('wire protocol codecs', () => {
+  it('names the version in the subprotocol, and still speaks version 1', () => {
+    expect(SUBPROTOCOL).toBe('skippr-sf.v2')
+    expect(SUBPROTOCOLS).toEqual(['skippr-sf.v2', 'skippr-sf.v1'])
+  })
+
+  it('carries the slot id in HELLO after the sender id (flag bit 1), as 16 bytes', () => {
+    const slotId = '0123abcd-4567-89ef-0123-456789abcdef'
+    const msg = encodeHello('ab', true, slotId)
+    expect(hex(msg)).toBe('01' + '03' + '0002' + '6162' + '0123abcd456789ef0123456789abcdef')
+    expect(decodeClientMessage(msg)).toEqual({ type: 'hello', senderId: 'ab', durableAck: true, slotId })
+    // A version 1 HELLO names no slot.
+    expect(decodeClientMessage(bytes('01 00 0002 6162'))).toMatchObject({ slotId: undefined })
+    expect(() => encodeHello('ab', false, 'not-a-uuid')).toThrow(/not a UUID/)
+    expect(() => decodeClientMessage(bytes('01 02 0002 6162 0123'))).toThrow(/and a slot id in a 8-byte/)
   })
 
   it('encodes HELLO as type, flags, u16 length, sender id', () => {

@@ -4,7 +4,7 @@ import { WebsocketSource } from './source.js'
 
 export type { WebsocketConfig } from './config.js'
 export { websocketConfig } from './config.js'
-export type { SenderFsns } from './offset.js'
+export type { SenderEntry, SenderPositions } from './offset.js'
 export { WebsocketSource } from './source.js'
 
 /**

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Sender } from '@skippr/sf'
+import { openSlot, Sender } from '@skippr/sf'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { freePort, type Reading, startReading } from './support/reading.js'
 
@@ -24,9 +24,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function sender(id: string, extra = '', errors: Error[] = []): Promise<Sender> {
+async function sender(id: string, extra = '', errors: Error[] = [], sfDir = dir): Promise<Sender> {
   const s = await Sender.fromConfig(
-    `ws::addr=127.0.0.1:${port};sf_dir=${dir};sender_id=${id};reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=50;close_flush_timeout_millis=0;${extra}`,
+    `ws::addr=127.0.0.1:${port};sf_dir=${sfDir};sender_id=${id};reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=50;close_flush_timeout_millis=0;${extra}`,
     { onError: (error) => void errors.push(error) },
   )
   open.push(s)
@@ -74,7 +74,7 @@ describe('Websocket source', () => {
     await s.flush()
     expect(s.ackedFsn).toBe(3n)
     expect(rowsOf(r)).toEqual([1, 2, 3])
-    expect(r.chunks.at(-1)?.offset).toMatchObject({ state: { app: '3' } })
+    expect(r.chunks.at(-1)?.offset).toMatchObject({ state: { app: { slot: s.slotId, fsn: '3' } } })
     expect(r.chunks[0]).toMatchObject({
       namespace: 'events',
       format: 'jsonl',
@@ -97,7 +97,54 @@ describe('Websocket source', () => {
     await readCommitting(second, 2)
     await s.flush()
     expect(rowsOf(second)).toEqual([6, 7])
-    expect(second.chunks.at(-1)?.offset).toMatchObject({ state: { app: '7' } })
+    expect(second.chunks.at(-1)?.offset).toMatchObject({ state: { app: { slot: s.slotId, fsn: '7' } } })
+  })
+
+  it('refuses a second application reusing a committed sender id, before and after a restart; its records stay in its slot', async () => {
+    const first = await sender('app')
+    for (let n = 1; n <= 3; n++) await first.send(record(n))
+    const r = await reading()
+    await readCommitting(r, 3)
+    await first.flush()
+    await first.close()
+
+    // Another application, its own sf_dir, the same sender_id: its records are FSNs 1..2 as well.
+    const other = path.join(dir, 'other')
+    const slot = await openSlot({ sfDir: other, senderId: 'app' })
+    for (let n = 11; n <= 12; n++) await slot.append(record(n))
+    await slot.close()
+    const errors: Error[] = []
+    const second = await sender('app', '', errors, other)
+    await expect.poll(() => errors.length, { timeout: 10_000 }).toBe(1)
+    const refused = {
+      code: 'SF_SERVER_ERROR',
+      category: 'HALT',
+      message: expect.stringMatching(/sender id "app" belongs to another slot .*own sender_id/),
+    }
+    expect(errors[0]).toMatchObject(refused)
+    await second.close().catch(() => {})
+
+    const committed = r.commit()
+    await r.stop()
+    const again = await reading(committed)
+    const laterErrors: Error[] = []
+    const third = await sender('app', '', laterErrors, other)
+    await expect.poll(() => laterErrors.length, { timeout: 10_000 }).toBe(1)
+    expect(laterErrors[0]).toMatchObject(refused)
+    expect([third.publishedFsn, third.ackedFsn]).toEqual([2n, 0n])
+    expect(rowsOf(r)).toEqual([1, 2, 3])
+    expect(again.chunks).toEqual([])
+  })
+
+  it('resumes from an offset of an earlier version (FSNs without slots) and records the slot from then on', async () => {
+    const s = await sender('app')
+    for (let n = 1; n <= 5; n++) await s.send(record(n))
+    // As committed before slot ids: FSNs 1..3 of `app` are in the destination.
+    const r = await reading({ seq: 1, state: { app: '3' } })
+    await readCommitting(r, 2)
+    await s.flush()
+    expect(rowsOf(r)).toEqual([4, 5])
+    expect(r.chunks.at(-1)?.offset).toMatchObject({ state: { app: { slot: s.slotId, fsn: '5' } } })
   })
 
   it('sends a durable ack only once the batch has landed, and again after a restart for what landed before it', async () => {

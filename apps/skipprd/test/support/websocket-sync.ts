@@ -148,6 +148,11 @@ export class AppProcess extends Restartable {
     })
   }
 
+  /** Resolves with the exit code once the application has exited (for a run expected to fail). */
+  async exitCode(): Promise<number | null> {
+    return (await exited(this.child!)).code
+  }
+
   /** Resolves once the application printed `done` (every record acknowledged) and exited 0. */
   async done(): Promise<void> {
     const child = this.child!

@@ -19,7 +19,7 @@ afterEach(async () => {
 })
 
 /**
- * What a crash would leave of the running slot in `slotDir`: its segment files and watermark as they are
+ * What a crash would leave of the running slot in `slotDir`: its segment files, watermark and id as they are
  * now, copied into a new sfDir (returned) under the same sender id (its lock is not copied). A spare renamed while they are copied may be
  * missing from the copy, as it would be after a crash just before.
  */
@@ -27,7 +27,8 @@ export async function crashCopy(slotDir: string): Promise<string> {
   const sfDir = await tmpSfDir()
   const copy = path.join(sfDir, path.basename(slotDir))
   await mkdir(copy)
-  for (const name of (await readdir(slotDir)).filter((n) => n.endsWith('.sfa') || n === '.ack-watermark')) {
+  const kept = (n: string) => n.endsWith('.sfa') || n === '.ack-watermark' || n === '.slot-id'
+  for (const name of (await readdir(slotDir)).filter(kept)) {
     await copyFile(path.join(slotDir, name), path.join(copy, name)).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'ENOENT') throw e
     })

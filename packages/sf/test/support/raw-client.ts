@@ -59,7 +59,13 @@ export async function connectRaw(
   return { ws, messages, waitFor, closed }
 }
 
-export async function helloRaw(client: RawClient, senderId: string, durableAck = false): Promise<void> {
-  client.ws.send(encodeHello(senderId, durableAck))
+/** HELLO, then waits for WELCOME; with `slotId`, HELLO names that slot (protocol version 2). */
+export async function helloRaw(
+  client: RawClient,
+  senderId: string,
+  durableAck = false,
+  slotId?: string,
+): Promise<void> {
+  client.ws.send(encodeHello(senderId, durableAck, slotId))
   await client.waitFor((m) => m.type === 'welcome')
 }
