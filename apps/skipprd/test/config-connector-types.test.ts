@@ -33,7 +33,7 @@ it('says when a type is of the other kind', async () => {
   await p.write('skippr.yml', config('Sample: { dataset: bikehire, rows: 10 }', 'Sample: {}'))
   const result = await sync()
   expect(result.stderr).toBe(
-    '[skippr] config failed: skippr.yml: data_sinks.warehouse: Sample is not a sink type skipprd knows (Sample is a source): the sink types are Amqp, AzureBlob, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout\n',
+    '[skippr] config failed: skippr.yml: data_sinks.warehouse: Sample is not a sink type skipprd knows (Sample is a source): the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout\n',
   )
 })
 

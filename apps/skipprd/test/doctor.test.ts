@@ -195,7 +195,7 @@ describe('skipprd doctor', () => {
     expect(run.code).toBe(1)
     expect(failedNames(run.stdout)).toEqual(['connectors', 'sink:lake'])
     expect(line(run.stdout, 'connectors')?.[2]).toBe(
-      'skippr.yml: data_sinks.lake: Snowflake is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout',
+      'skippr.yml: data_sinks.lake: Snowflake is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout',
     )
   })
 

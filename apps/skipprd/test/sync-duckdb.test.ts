@@ -245,7 +245,7 @@ describe('bad input that needs the connector', () => {
     const result = await syncOnce()
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(
-      '[skippr] config failed: skippr.yml: data_sinks.warehouse: Snowflake is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout\n',
+      '[skippr] config failed: skippr.yml: data_sinks.warehouse: Snowflake is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout\n',
     )
   })
 })

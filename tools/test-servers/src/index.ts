@@ -1,4 +1,5 @@
 export { type AzuriteServer, startAzurite } from './azurite.js'
+export { type FakeBigquery, type FakeBigqueryOptions, startFakeBigquery } from './bigquery.js'
 export { type Clickhouse, type ClickhouseOptions, startClickhouse } from './clickhouse.js'
 export {
   type ConditionalS3,

@@ -6,7 +6,7 @@
  */
 export const CONNECTOR_TYPES = {
   source: ['File', 'HttpServer', 'Postgres', 'Sample', 'Websocket'],
-  sink: ['Amqp', 'AzureBlob', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'S3', 'Sftp', 'Stdout'],
+  sink: ['Amqp', 'AzureBlob', 'Bigquery', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'S3', 'Sftp', 'Stdout'],
 } as const satisfies Record<'source' | 'sink', readonly string[]>
 
 export type ConnectorKind = keyof typeof CONNECTOR_TYPES
