@@ -15,15 +15,20 @@ import { CONNECTOR_TYPES, type ConnectorKind } from './config/connector-types.js
 import { interpolate, referenceName } from './config/interpolate.js'
 import { closest } from './config/issues.js'
 import type { ConfigFile } from './config/load.js'
-import type { Section } from './config/schema.js'
+import type { ConnectorSection } from './config/schema.js'
 import { secretParts } from './config/secret-parts.js'
 import { ConnectorMissingError } from './errors.js'
 import { importPackage } from './installed-package.js'
 
-const KIND = { data_sources: 'source', data_sinks: 'sink', deadletter_sinks: 'sink' } as const
+const KIND = {
+  data_sources: 'source',
+  data_sinks: 'sink',
+  deadletter_sinks: 'sink',
+  schema_sinks: 'sink',
+} as const
 
 /** `Duckdb` → `duckdb`, `GoogleAnalytics` → `google-analytics`. */
-export function packageName(section: Section, type: string): string {
+export function packageName(section: ConnectorSection, type: string): string {
   const slug = type.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
   return `@skippr/${KIND[section]}-${slug}`
 }
@@ -48,14 +53,14 @@ export async function resolveSource(
 export async function resolveSink(
   file: ConfigFile,
   entry: string,
-  section: 'data_sinks' | 'deadletter_sinks' = 'data_sinks',
+  section: Exclude<ConnectorSection, 'data_sources'> = 'data_sinks',
 ): Promise<ResolvedConnector<SinkDefinition>> {
   return resolveConnector(file, section, entry) as Promise<ResolvedConnector<SinkDefinition>>
 }
 
 async function resolveConnector(
   file: ConfigFile,
-  section: Section,
+  section: ConnectorSection,
   entry: string,
 ): Promise<ResolvedConnector<SourceDefinition | SinkDefinition>> {
   const raw = file.data[section]?.[entry]
@@ -76,7 +81,7 @@ async function resolveConnector(
 
 async function loadDefinition(
   file: ConfigFile,
-  section: Section,
+  section: ConnectorSection,
   entry: string,
   type: string,
 ): Promise<SourceDefinition | SinkDefinition> {

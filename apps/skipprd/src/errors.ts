@@ -16,6 +16,7 @@ export const PIPELINE_NOT_FOUND = 'SKIPPR_PIPELINE_NOT_FOUND'
 export const LANDING_INCOMPLETE = 'SKIPPR_LANDING_INCOMPLETE'
 export const BATCH_REJECTED = 'SKIPPR_BATCH_REJECTED'
 export const SOURCE_FAILED = 'SKIPPR_SOURCE_FAILED'
+export const SCHEMA_SINK_FAILED = 'SKIPPR_SCHEMA_SINK_FAILED'
 
 /** No config file where skipprd looked. */
 export class ConfigNotFoundError extends SkipprError {
@@ -152,6 +153,21 @@ export class SourceFailedError extends SkipprError {
     super(
       SOURCE_FAILED,
       `pipeline '${pipeline}': the source failed: ${reason}. Committed batches are kept; run sync again`,
+      { cause },
+    )
+  }
+}
+
+/**
+ * The schema sink could not create or evolve a namespace's table. The data sink's batches wait for
+ * it, so the landing's own error (retry budget spent, batch rejected) carries this message.
+ */
+export class SchemaSinkError extends SkipprError {
+  constructor(entry: string, type: string, namespace: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    super(
+      SCHEMA_SINK_FAILED,
+      `schema_sinks.${entry} (${type}) could not create or evolve the table of '${namespace}': ${reason}`,
       { cause },
     )
   }

@@ -42,6 +42,7 @@ it("describes the file's structure and each connector's fields under its section
     'data_sources',
     'data_sinks',
     'deadletter_sinks',
+    'schema_sinks',
     'pipelines',
     // The vendor's sections skipprd ignores: an editor must not flag what skipprd accepts.
     'dbt',
@@ -58,6 +59,17 @@ it("describes the file's structure and each connector's fields under its section
   expect(entry.properties.Vault.properties.rows).toEqual({ type: 'integer' })
   expect(schema.$defs.data_sinks_entry.oneOf[0].properties.Lake.properties.token.type).toBe('string')
   expect(schema.$defs.deadletter_sinks_entry.oneOf[0].properties.Lake.properties.token.type).toBe('string')
+  // A data sink may name its schema sink beside its type key; a schema sink is a sink entry.
+  expect(schema.properties.schema_sinks.additionalProperties).toEqual({ $ref: '#/$defs/schema_sinks_entry' })
+  expect(schema.$defs.schema_sinks_entry.oneOf[0]).toMatchObject({
+    required: ['Lake'],
+    additionalProperties: false,
+  })
+  expect(schema.$defs.data_sinks_entry.oneOf[0].properties.schema_sink).toMatchObject({
+    type: 'string',
+    pattern: '^schema_sinks\\.[A-Za-z0-9_-]+$',
+  })
+  expect(schema.$defs.deadletter_sinks_entry.oneOf[0].properties.schema_sink).toBeUndefined()
   expect(Object.keys(schema.properties.pipelines.additionalProperties.properties)).toContain(
     'sync_frequency_seconds',
   )

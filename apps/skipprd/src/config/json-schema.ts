@@ -1,14 +1,15 @@
 /**
  * The JSON Schema of skippr.yml, for editor completion: the file's structure from its valibot
- * schema, and under `data_sources` / `data_sinks` one alternative per connector type with that
- * connector's own fields (`toJsonSchema` of its config schema). Secret fields accept only `${NAME}`.
+ * schema, and under each section of connector entries (`data_sources`, `data_sinks`, …) one
+ * alternative per connector type with that connector's own fields (`toJsonSchema` of its config
+ * schema), a data sink's with its `schema_sink` key beside. Secret fields accept only `${NAME}`.
  * Checks across fields have no JSON Schema form and are left out: the editor catches less than
  * skipprd does, never more.
  */
 import type { SinkDefinition, SourceDefinition } from '@skippr/connector-api'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type { GenericSchema } from 'valibot'
-import { fileSchema } from './schema.js'
+import { CONNECTOR_SECTIONS, fileSchema, SCHEMA_SINK_KEY } from './schema.js'
 
 type JsonSchema = Record<string, unknown>
 
@@ -22,7 +23,7 @@ export function configJsonSchema(
 ): JsonSchema {
   const schema = toJsonSchema(fileSchema, JSON_SCHEMA_OPTIONS) as JsonSchema
   const properties = schema.properties as Record<string, JsonSchema>
-  for (const section of ['data_sources', 'data_sinks', 'deadletter_sinks'] as const) {
+  for (const section of CONNECTOR_SECTIONS) {
     properties[section] = {
       ...properties[section],
       additionalProperties: { $ref: `#/$defs/${section}_entry` },
@@ -36,15 +37,29 @@ export function configJsonSchema(
     ...schema,
     $defs: {
       data_sources_entry: entrySchema(sources, 'A data source: exactly one connector type and its fields'),
-      data_sinks_entry: entrySchema(sinks, 'A data sink: exactly one connector type and its fields'),
+      data_sinks_entry: entrySchema(
+        sinks,
+        'A data sink: exactly one connector type and its fields, and optionally its schema_sink',
+        { [SCHEMA_SINK_KEY]: SCHEMA_SINK_REFERENCE },
+      ),
       deadletter_sinks_entry: entrySchema(sinks, 'A deadletter sink: exactly one sink type and its fields'),
+      schema_sinks_entry: entrySchema(sinks, 'A schema sink: exactly one sink type and its fields'),
     },
   }
 }
 
+const SCHEMA_SINK_REFERENCE: JsonSchema = {
+  description:
+    'Where the tables are created and evolved from the saved schema before data lands, as schema_sinks.<name>',
+  type: 'string',
+  pattern: '^schema_sinks\\.[A-Za-z0-9_-]+$',
+}
+
+/** One alternative per connector type; `beside` are the keys an entry may have next to its type key. */
 function entrySchema(
   definitions: readonly (SourceDefinition | SinkDefinition)[],
   description: string,
+  beside: Record<string, JsonSchema> = {},
 ): JsonSchema {
   return {
     description,
@@ -52,7 +67,7 @@ function entrySchema(
       .sort((a, b) => a.type.localeCompare(b.type))
       .map((definition) => ({
         type: 'object',
-        properties: { [definition.type]: connectorSchema(definition) },
+        properties: { [definition.type]: connectorSchema(definition), ...beside },
         required: [definition.type],
         additionalProperties: false,
       })),

@@ -15,12 +15,14 @@ import { formatOf, parseConfigText } from './formats.js'
 import { type Env, interpolate } from './interpolate.js'
 import { closest, issueToError } from './issues.js'
 import {
+  CONNECTOR_SECTIONS,
+  type ConnectorEntry,
+  type ConnectorSection,
   type FileShape,
   fileSchema,
   IGNORED_SECTIONS,
   RESERVED_PIPELINE_NAMES,
-  SECTIONS,
-  type Section,
+  SCHEMA_SINK_KEY,
 } from './schema.js'
 
 export { parseYaml } from './formats.js'
@@ -126,20 +128,46 @@ function readConfigText(file: string, label: string): string {
 export function validateStructure(raw: unknown, label: string, env: Env): FileShape {
   const result = safeParse(fileSchema, raw ?? {})
   if (!result.success) throw issueToError(result.issues[0], label)
-  const { dbt: _dbt, vector_sources: _vectorSources, ...data } = result.output
+  const { dbt: _dbt, vector_sources: _vectorSources, data_sinks: dataSinks, ...parsed } = result.output
+  const data: FileShape = { ...parsed, ...(dataSinks && splitSchemaSinks(dataSinks)) }
+  for (const [sink, reference] of Object.entries(data.schema_sink_of ?? {}))
+    checkReference(
+      data,
+      `${label}: data_sinks.${sink}.${SCHEMA_SINK_KEY}`,
+      SCHEMA_SINK_KEY,
+      'schema_sinks',
+      reference,
+    )
   const pipelines: NonNullable<FileShape['pipelines']> = {}
   for (const [name, pipeline] of Object.entries(data.pipelines ?? {})) {
     refuseReservedName(label, name)
     pipelines[name] = interpolate(pipeline, env, label, `pipelines.${name}`).value as typeof pipeline
-    checkReference(data, label, name, 'data_source', 'data_sources', pipelines[name].data_source)
+    const where = (key: string) => `${label}: pipelines.${name}.${key}`
+    checkReference(data, where('data_source'), 'data_source', 'data_sources', pipelines[name].data_source)
     const sink = pipelines[name].data_sink
-    if (sink !== undefined) checkReference(data, label, name, 'data_sink', 'data_sinks', sink)
+    if (sink !== undefined) checkReference(data, where('data_sink'), 'data_sink', 'data_sinks', sink)
     const deadletters = pipelines[name].deadletter_sink
     if (deadletters !== undefined)
-      checkReference(data, label, name, 'deadletter_sink', 'deadletter_sinks', deadletters)
+      checkReference(data, where('deadletter_sink'), 'deadletter_sink', 'deadletter_sinks', deadletters)
   }
   const skippr = data.skippr && (interpolate(data.skippr, env, label, 'skippr').value as FileShape['skippr'])
   return { ...data, ...(skippr && { skippr }), pipelines }
+}
+
+/** data_sinks entries as connector entries, and their `schema_sink:` references apart. */
+function splitSchemaSinks(
+  entries: Record<string, ConnectorEntry & { [SCHEMA_SINK_KEY]?: string }>,
+): Pick<FileShape, 'data_sinks' | 'schema_sink_of'> {
+  const dataSinks: Record<string, ConnectorEntry> = {}
+  const schemaSinkOf: Record<string, string> = {}
+  for (const [name, { [SCHEMA_SINK_KEY]: schemaSink, ...connector }] of Object.entries(entries)) {
+    dataSinks[name] = connector as ConnectorEntry
+    if (schemaSink !== undefined) schemaSinkOf[name] = schemaSink
+  }
+  return {
+    data_sinks: dataSinks,
+    ...(Object.keys(schemaSinkOf).length > 0 && { schema_sink_of: schemaSinkOf }),
+  }
 }
 
 function refuseReservedName(label: string, name: string): void {
@@ -149,19 +177,18 @@ function refuseReservedName(label: string, name: string): void {
   )
 }
 
+/** `reference` (written at `where`, under `key`) names an entry of `section`, as `<section>.<name>`. */
 function checkReference(
   data: FileShape,
-  label: string,
-  pipeline: string,
+  where: string,
   key: string,
-  section: Section,
+  section: ConnectorSection,
   reference: string,
 ): void {
-  const where = `${label}: pipelines.${pipeline}.${key}`
   const [head, name, ...rest] = reference.split('.')
   const defined = Object.keys(data[section] ?? {})
   if (head !== section || !name || rest.length > 0) {
-    const other = SECTIONS.find((s) => s !== section && s === head)
+    const other = CONNECTOR_SECTIONS.find((s) => s !== section && s === head)
     const hint = other ? ` (${other} entries cannot be used as a ${key})` : ''
     throw new ConfigError(`${where}: '${reference}' must have the form ${section}.<name>${hint}`)
   }

@@ -4,8 +4,15 @@
  */
 import * as v from 'valibot'
 
+/** The sections of connector entries a pipeline names. */
 export const SECTIONS = ['data_sources', 'data_sinks', 'deadletter_sinks'] as const
 export type Section = (typeof SECTIONS)[number]
+/** Every section of connector entries: `schema_sinks` entries are named by data_sinks entries, not by pipelines. */
+export const CONNECTOR_SECTIONS = [...SECTIONS, 'schema_sinks'] as const
+export type ConnectorSection = (typeof CONNECTOR_SECTIONS)[number]
+
+/** The key of a data_sinks entry, beside its type key, that names its schema sink. */
+export const SCHEMA_SINK_KEY = 'schema_sink'
 
 const NAME = /^[A-Za-z0-9_-]+$/
 const nameKey = v.pipe(v.string(), v.regex(NAME, 'use letters, digits, _ and - only'))
@@ -16,6 +23,30 @@ export const connectorEntrySchema = v.pipe(
   v.check(
     (entry) => Object.keys(entry).length === 1,
     'an entry holds exactly one connector type, e.g. `Duckdb: { path: ./warehouse.duckdb }`',
+  ),
+)
+
+/** A connector entry's type key and fields, as validated. */
+export type ConnectorEntry = v.InferOutput<typeof connectorEntrySchema>
+
+/** `{ Duckdb: { path: … }, schema_sink: schema_sinks.<name> }`: a connector entry, optionally naming its schema sink. */
+export const dataSinkEntrySchema = v.pipe(
+  v.objectWithRest(
+    {
+      [SCHEMA_SINK_KEY]: v.optional(
+        v.pipe(
+          v.string(),
+          v.description(
+            'Where the tables are created and evolved from the saved schema before data lands, as schema_sinks.<name>',
+          ),
+        ),
+      ),
+    },
+    v.nullable(v.record(v.string(), v.unknown())),
+  ),
+  v.check(
+    (entry) => Object.keys(entry).filter((key) => key !== SCHEMA_SINK_KEY).length === 1,
+    'an entry holds exactly one connector type, e.g. `Duckdb: { path: ./warehouse.duckdb }`, and optionally `schema_sink: schema_sinks.<name>`',
   ),
 )
 
@@ -139,12 +170,28 @@ const ignoredSection = v.optional(v.pipe(v.unknown(), v.description('Accepted an
 export const fileSchema = v.strictObject({
   skippr: v.optional(skipprSectionSchema),
   data_sources: v.optional(v.record(nameKey, connectorEntrySchema)),
-  data_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
+  data_sinks: v.optional(v.record(nameKey, dataSinkEntrySchema)),
   deadletter_sinks: v.optional(v.record(nameKey, connectorEntrySchema)),
+  schema_sinks: v.optional(
+    v.pipe(
+      v.record(nameKey, connectorEntrySchema),
+      v.description(
+        'Sinks whose tables a data sink keeps created and evolved from the saved schema (its schema_sink key)',
+      ),
+    ),
+  ),
   pipelines: v.optional(v.record(nameKey, pipelineSchema)),
   dbt: ignoredSection,
   vector_sources: ignoredSection,
 })
 
-export type FileShape = v.InferOutput<typeof fileSchema>
+/**
+ * The validated file. Its data_sinks entries hold their connector alone, as every other section's do;
+ * their `schema_sink:` references are set apart in `schema_sink_of`.
+ */
+export type FileShape = Omit<v.InferOutput<typeof fileSchema>, 'data_sinks'> & {
+  data_sinks?: Record<string, ConnectorEntry>
+  /** data_sinks entry name → its `schema_sink:` reference, `schema_sinks.<name>`. */
+  schema_sink_of?: Record<string, string>
+}
 export type PipelineShape = v.InferOutput<typeof pipelineSchema>

@@ -40,6 +40,8 @@ export interface PipelineSettings {
   readonly sourceEntry: string
   readonly sinkEntry: string | undefined
   readonly deadletterSinkEntry: string | undefined
+  /** The data sink's `schema_sink:` entry name; optional, so that settings built without it have none. */
+  readonly schemaSinkEntry?: string | undefined
   /** Absolute. */
   readonly dataDir: string
   readonly syncFrequencySeconds: number
@@ -80,6 +82,8 @@ export function pipelineSettings(
     sourceEntry,
     sinkEntry,
     deadletterSinkEntry: pipeline.deadletter_sink?.split('.')[1],
+    schemaSinkEntry:
+      sinkEntry === undefined ? undefined : file.data.schema_sink_of?.[sinkEntry]?.split('.')[1],
     dataDir: dataDir(file, name, pipeline.data_dir, cwd),
     syncFrequencySeconds: pipeline.sync_frequency_seconds ?? DEFAULT_SYNC_FREQUENCY_SECONDS,
     chaos: pipeline.chaos_mode === true || isYes(env.SKIPPR_CHAOS_MODE),

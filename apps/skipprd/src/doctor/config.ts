@@ -7,7 +7,7 @@
 import { hasCode } from '@skippr/connector-api'
 import type { Env } from '../config/interpolate.js'
 import { type ConfigFile, loadConfigFile } from '../config/load.js'
-import type { Section } from '../config/schema.js'
+import type { ConnectorSection } from '../config/schema.js'
 import {
   type PipelineSettings,
   pipelineNames,
@@ -78,13 +78,14 @@ function loadWithStandIns(
 }
 
 /** The connector entries a pipeline uses, with their sections. */
-export function usedEntries(settings: PipelineSettings): [Section, string][] {
-  const used: [Section, string | undefined][] = [
+export function usedEntries(settings: PipelineSettings): [ConnectorSection, string][] {
+  const used: [ConnectorSection, string | undefined][] = [
     ['data_sources', settings.sourceEntry],
     ['data_sinks', settings.sinkEntry],
+    ['schema_sinks', settings.schemaSinkEntry],
     ['deadletter_sinks', settings.deadletterSinkEntry],
   ]
-  return used.filter((entry): entry is [Section, string] => entry[1] !== undefined)
+  return used.filter((entry): entry is [ConnectorSection, string] => entry[1] !== undefined)
 }
 
 /** What `resolvePipeline` checks before it loads any connector. */

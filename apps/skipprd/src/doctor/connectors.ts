@@ -1,12 +1,13 @@
 /**
  * The `connectors` check (each connector type the checked pipelines use has its package installed)
- * and the reachability checks `source:<entry>`, `sink:<entry>`, `deadletter_sink:<entry>`: the
+ * and the reachability checks `source:<entry>`, `sink:<entry>`, `schema_sink:<entry>`,
+ * `deadletter_sink:<entry>`: the
  * connector is created from its resolved config and its `check()` opens a connection and lets go.
  * An entry two pipelines share is checked once.
  */
 import type { Sink, SinkDefinition, Source, SourceDefinition } from '@skippr/connector-api'
 import type { Logger } from 'pino'
-import type { Section } from '../config/schema.js'
+import type { ConnectorSection } from '../config/schema.js'
 import type { PipelineSettings } from '../config/settings.js'
 import { packageName, type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
 import { importPackage } from '../installed-package.js'
@@ -15,15 +16,16 @@ import { type Check, failed, messageOf, passed } from './check.js'
 import { type DoctorConfig, usedEntries } from './config.js'
 import { connectorContext, withConnector } from './with-connector.js'
 
-const CHECK_NAMES: Record<Section, string> = {
+const CHECK_NAMES: Record<ConnectorSection, string> = {
   data_sources: 'source',
   data_sinks: 'sink',
+  schema_sinks: 'schema_sink',
   deadletter_sinks: 'deadletter_sink',
 }
 
 /** One connector entry the checked pipelines use, resolved or not. */
 interface Entry {
-  readonly section: Section
+  readonly section: ConnectorSection
   readonly name: string
   readonly type: string
   /** The first checked pipeline that uses it: its data dir is the connector's. */
@@ -47,7 +49,7 @@ export async function resolveEntries(config: DoctorConfig, redactor: Redactor): 
 
 async function resolveEntry(
   config: DoctorConfig,
-  section: Section,
+  section: ConnectorSection,
   name: string,
   settings: PipelineSettings,
   redactor: Redactor,

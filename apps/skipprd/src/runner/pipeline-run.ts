@@ -48,6 +48,8 @@ export interface PipelineRunOptions {
   readonly source: ResolvedConnector<SourceDefinition>
   readonly sink: ResolvedConnector<SinkDefinition> | undefined
   readonly deadletterSink: ResolvedConnector<SinkDefinition> | undefined
+  /** The data sink's `schema_sink:`: its tables are created and evolved ahead of the data sink's. */
+  readonly schemaSink?: ResolvedConnector<SinkDefinition> | undefined
   readonly configDir: string
   readonly env: Env
   readonly once: boolean

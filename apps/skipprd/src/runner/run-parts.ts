@@ -2,7 +2,7 @@
  * The parts one run of a pipeline is made of, built in the order they depend on each other:
  * the source; the schema registry (the saved schemas, or a discovery); the WAL, resuming where
  * the last committed batch left the source; SHOW STATS's counters; the lander, when there is a
- * destination; and the batch buffer, whose every commit goes to the WAL and then to the lander.
+ * destination (ahead of it, its schema sink); and the batch buffer, whose every commit goes to the WAL and then to the lander.
  * pipeline-run.ts runs them. Each part's close is registered in `cleanups` as soon as it is open,
  * so a run that fails halfway closes what it opened (the caller runs them in reverse).
  */
@@ -24,6 +24,7 @@ import { connectorLogger } from '../logging.js'
 import type { RunProgress } from './events.js'
 import { Lander } from './lander.js'
 import type { PipelineRunOptions } from './pipeline-run.js'
+import { SchemaPublisher } from './schema-publisher.js'
 import { SchemaRegistry } from './schemas.js'
 import { walBackend } from './wal-backend.js'
 
@@ -79,7 +80,9 @@ export async function buildRun(run: RunContext): Promise<RunParts> {
     onError: (error) => run.logger.warn({ err: error }, 'writing the counters failed; trying again'),
   })
   cleanups.push(() => counters.close())
-  const lander = createLander(run, { wal, schemas, counters, context, source })
+  const publisher = createSchemaPublisher(run, context)
+  if (publisher) cleanups.push(() => publisher.close())
+  const lander = createLander(run, { wal, schemas, counters, context, source, publisher })
   if (lander) await tellLandedSoFar(run.state, source)
   const buffer = createBuffer(run, { source, wal, counters, lander })
   return { source, schemas, wal, lander, buffer }
@@ -180,16 +183,18 @@ function createLander(
     counters: CountersBuffer
     context: ConnectorContext
     source: Source
+    publisher: SchemaPublisher | undefined
   },
 ): Lander | undefined {
   const { sink, deadletterSink, settings, once } = run.options
   if (!sink) return undefined
-  const { context } = parts
+  const { context, publisher } = parts
+  const openSink = async () => sink.definition.create(sink.config, context)
   return new Lander({
     wal: parts.wal,
     pipeline: settings.name,
     fence: run.lease.token,
-    openSink: async () => sink.definition.create(sink.config, context),
+    openSink: publisher ? publisher.ahead(openSink) : openSink,
     sinkName: { entry: sink.entry, type: sink.type },
     openDeadletterSink:
       deadletterSink && (async () => deadletterSink.definition.create(deadletterSink.config, context)),
@@ -203,6 +208,12 @@ function createLander(
     batchBytes: run.options.wal.bufferThresholdBytes,
     landed: parts.source.landed && ((offset) => parts.source.landed?.(offset)),
   })
+}
+
+/** The data sink's schema sink, which its tables are published to ahead of the data (schema-publisher.ts). */
+function createSchemaPublisher(run: RunContext, context: ConnectorContext): SchemaPublisher | undefined {
+  const { sink, schemaSink } = run.options
+  return sink && schemaSink && new SchemaPublisher(schemaSink, context, run.logger)
 }
 
 /**

@@ -52,6 +52,7 @@ export interface ResolvedPipeline {
   readonly source: ResolvedConnector<SourceDefinition>
   readonly sink: ResolvedConnector<SinkDefinition> | undefined
   readonly deadletterSink: ResolvedConnector<SinkDefinition> | undefined
+  readonly schemaSink: ResolvedConnector<SinkDefinition> | undefined
 }
 
 /** Settings and connectors of a pipeline; its secrets are registered for redaction. */
@@ -63,21 +64,24 @@ export async function resolvePipeline(
   const { file } = environment
   const settings = pipelineSettings(file, name, environment.flags, environment.cwd, once)
   checkStoreType(settings.store)
-  const { sinkEntry, deadletterSinkEntry } = settings
-  const [source, sink, deadletterSink] = await Promise.all([
+  const { sinkEntry, deadletterSinkEntry, schemaSinkEntry } = settings
+  const [source, sink, deadletterSink, schemaSink] = await Promise.all([
     resolveSource(file, settings.sourceEntry),
     sinkEntry === undefined ? undefined : resolveSink(file, sinkEntry),
     deadletterSinkEntry === undefined
       ? undefined
       : resolveSink(file, deadletterSinkEntry, 'deadletter_sinks'),
+    schemaSinkEntry === undefined ? undefined : resolveSink(file, schemaSinkEntry, 'schema_sinks'),
   ])
-  environment.redactor.add([...source.secrets, ...(sink?.secrets ?? []), ...(deadletterSink?.secrets ?? [])])
+  environment.redactor.add(
+    [source, sink, deadletterSink, schemaSink].flatMap((connector) => connector?.secrets ?? []),
+  )
   checkDestinationsFit(settings.walStorage, [
     ...(sink ? [destinationTier('data_sinks', sink)] : []),
     ...(deadletterSink ? [destinationTier('deadletter_sinks', deadletterSink)] : []),
   ])
   checkWalStorage(settings)
-  return { settings, wal: walSettings(file, settings), source, sink, deadletterSink }
+  return { settings, wal: walSettings(file, settings), source, sink, deadletterSink, schemaSink }
 }
 
 function destinationTier(section: string, sink: ResolvedConnector<SinkDefinition>): DestinationTier {

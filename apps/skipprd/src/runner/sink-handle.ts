@@ -61,6 +61,11 @@ export class SinkHandle {
     return sink
   }
 
+  /** Opens the sink if needed and prepares `schema` on it: all a schema sink is used for. */
+  async ready(schema: NamespaceSchema): Promise<void> {
+    await this.prepare(await this.open(), schema)
+  }
+
   /**
    * A sink still being opened (nothing was written yet) is closed once it is open: the run does not
    * wait for a destination that does not answer.
