@@ -4,50 +4,41 @@
  * (nothing can land), a plain-ack application is acknowledged and the durable one waits; the lock
  * released, the durable one is acknowledged and its rows are there.
  */
-import { randomBytes } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePorts } from '@skippr/test-servers'
 import pg from 'pg'
 import { afterEach, beforeEach, expect, it } from 'vitest'
+import { type FreshDatabase, freshDatabase } from './support/postgres.js'
 import { type Project, project } from './support/project.js'
 import { AppProcess, SyncProcess, websocketConfig } from './support/websocket-sync.js'
 
-const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-
 let p: Project
 let port: number
-let name: string
-let admin: pg.Client
-let db: pg.Client
-const url = () => PG_URL.replace(/\/[^/]*$/, `/${name}`)
+let database: FreshDatabase
 const processes: { kill(): Promise<void> }[] = []
 
 beforeEach(async () => {
   ;[port] = (await freePorts(1)) as [number]
-  name = `skippr_ws_${randomBytes(5).toString('hex')}`
-  admin = new pg.Client({ connectionString: PG_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  db = new pg.Client({ connectionString: url() })
-  await db.connect()
+  database = await freshDatabase('skippr_ws')
   p = await project(websocketConfig(port, `Postgres: { connection_string: \${WAREHOUSE_URL} }`))
   await mkdir(path.join(p.dir, 'sf'))
 })
 afterEach(async () => {
   for (const child of processes.splice(0)) await child.kill()
-  await db.end()
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.end()
+  await database.drop()
   await p.remove()
 })
 
 const rowsOf = async (sender: string): Promise<number> =>
-  Number((await db.query('SELECT count(*) AS n FROM public.events WHERE sender = $1', [sender])).rows[0].n)
+  Number(
+    (await database.client.query('SELECT count(*) AS n FROM public.events WHERE sender = $1', [sender]))
+      .rows[0].n,
+  )
 
 it('the durable ack waits for the landing: committed is not enough', async () => {
-  const sync = new SyncProcess(p.dir, port, { WAREHOUSE_URL: url() })
+  const sync = new SyncProcess(p.dir, port, { WAREHOUSE_URL: database.url })
   processes.push(sync)
   await sync.start()
   const app = (senderId: string, durable: boolean) => {
@@ -61,7 +52,7 @@ it('the durable ack waits for the landing: committed is not enough', async () =>
   await expect.poll(() => rowsOf('first').catch(() => 0), { timeout: 60_000 }).toBe(3)
 
   // Nothing lands while this transaction holds the table: COPY and INSERT wait for it.
-  const lock = new pg.Client({ connectionString: url() })
+  const lock = new pg.Client({ connectionString: database.url })
   await lock.connect()
   try {
     await lock.query('BEGIN')

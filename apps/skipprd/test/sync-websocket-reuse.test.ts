@@ -5,50 +5,37 @@
  * and after it left, and again after skipprd restarts (from the committed offset). Its records stay in
  * its slot; the destination holds every record of the first application exactly once.
  */
-import { randomBytes } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { freePorts } from '@skippr/test-servers'
-import pg from 'pg'
 import { afterEach, beforeEach, expect, it } from 'vitest'
+import { type FreshDatabase, freshDatabase } from './support/postgres.js'
 import { type Project, project } from './support/project.js'
 import { AppProcess, SyncProcess, websocketConfig } from './support/websocket-sync.js'
 
-const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-
 let p: Project
 let port: number
-let name: string
-let admin: pg.Client
-let db: pg.Client
-const url = () => PG_URL.replace(/\/[^/]*$/, `/${name}`)
+let database: FreshDatabase
 const processes: { kill(): Promise<void> }[] = []
 
 beforeEach(async () => {
   ;[port] = (await freePorts(1)) as [number]
-  name = `skippr_ws_${randomBytes(5).toString('hex')}`
-  admin = new pg.Client({ connectionString: PG_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  db = new pg.Client({ connectionString: url() })
-  await db.connect()
+  database = await freshDatabase('skippr_ws')
   p = await project(websocketConfig(port, `Postgres: { connection_string: \${WAREHOUSE_URL} }`))
 })
 afterEach(async () => {
   for (const child of processes.splice(0)) await child.kill()
-  await db.end()
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.end()
+  await database.drop()
   await p.remove()
 })
 
 const rows = async (): Promise<number[]> =>
-  (await db.query('SELECT n FROM public.events WHERE sender = $1 ORDER BY n', ['orders'])).rows.map((r) =>
-    Number(r.n),
-  )
+  (
+    await database.client.query('SELECT n FROM public.events WHERE sender = $1 ORDER BY n', ['orders'])
+  ).rows.map((r) => Number(r.n))
 
 it('refuses a second application that reuses a sender id; nothing of either is lost or doubled', async () => {
-  const sync = new SyncProcess(p.dir, port, { WAREHOUSE_URL: url() })
+  const sync = new SyncProcess(p.dir, port, { WAREHOUSE_URL: database.url })
   processes.push(sync)
   await sync.start()
   const app = async (sfDir: string, total: number, pauseMs = 0) => {

@@ -10,19 +10,17 @@
  * CI size: SKIPPR_WS_RECORDS (default 20,000) records in all, SKIPPR_WS_KILLS (default 5) kills of
  * skipprd and as many of the applications. By hand: SKIPPR_WS_RECORDS=200000 SKIPPR_WS_KILLS=50.
  */
-import { randomBytes } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePorts } from '@skippr/test-servers'
-import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runCli } from './support/cli.js'
 import { query } from './support/duckdb.js'
+import { freshDatabase } from './support/postgres.js'
 import { type Project, project } from './support/project.js'
 import { AppProcess, SyncProcess, websocketConfig } from './support/websocket-sync.js'
 
-const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const RECORDS = Number(process.env.SKIPPR_WS_RECORDS ?? 20_000)
 const KILLS = Number(process.env.SKIPPR_WS_KILLS ?? 5)
 const SENDERS = ['app-durable', 'app-acked'] as const
@@ -60,13 +58,8 @@ interface Destination {
 }
 
 async function postgres(): Promise<Destination> {
-  const name = `skippr_ws_${randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: PG_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = PG_URL.replace(/\/[^/]*$/, `/${name}`)
-  const db = new pg.Client({ connectionString: url })
-  await db.connect()
+  const database = await freshDatabase('skippr_ws')
+  const db = database.client
   const count = async () =>
     Number(
       (await db.query('SELECT count(*) AS n FROM public.events').catch(() => ({ rows: [{ n: 0 }] }))).rows[0]
@@ -76,7 +69,7 @@ async function postgres(): Promise<Destination> {
     // One write at a time, so the rows' transaction order is the order batches were committed in.
     sink: `Postgres: { connection_string: \${WAREHOUSE_URL}, concurrent_writes: 1 }`,
     ordered: true,
-    env: { WAREHOUSE_URL: url },
+    env: { WAREHOUSE_URL: database.url },
     async landedAll() {
       const deadline = Date.now() + SETTLE_MS
       while ((await count()) < RECORDS && Date.now() < deadline) await sleep(250)
@@ -84,11 +77,7 @@ async function postgres(): Promise<Destination> {
       const { rows } = await db.query('SELECT sender, n FROM public.events ORDER BY xmin::text::bigint, ctid')
       return rows as Landed
     },
-    async close() {
-      await db.end()
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await admin.end()
-    },
+    close: () => database.drop(),
   }
 }
 
