@@ -11,7 +11,13 @@ export interface SourceChunk {
   readonly body: Uint8Array
   /** Resuming from this offset must not re-read these rows, nor skip anything after them. */
   readonly offset: SourceOffset
-  /** Set when the namespace's schema changed (new fields, widened types) from what was discovered. */
+  /**
+   * The namespace's schema the rows are read by, set when the runner may not hold it: on a chunk
+   * after which it changed (new fields, widened types), and on the first chunk of the namespace in
+   * a read whose discovery can differ from an earlier run's (the runner saved its schema in an
+   * earlier run; new files, say, bring new fields). The runner saves a new version only when this
+   * adds fields or widens types to the saved one, so an unchanged schema costs nothing.
+   */
   readonly schema?: NamespaceSchema
   /**
    * Records read since the chunk before that the source cannot pass on (deadletter.ts): they are

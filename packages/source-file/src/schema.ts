@@ -43,6 +43,8 @@ export class SchemaTracker {
   private keys: KeyWatch | undefined
   /** The whole records of the last sample observed: the same records again cannot change the schema. */
   private lastSample: Uint8Array | undefined
+  /** The schema the last chunk of this read carried (see `unsent`). */
+  private sent: NamespaceSchema | undefined
 
   constructor(
     readonly namespace: string,
@@ -53,7 +55,7 @@ export class SchemaTracker {
     this.typed = configured !== undefined
   }
 
-  /** An independent copy, so that one read's findings do not leak into the next read. */
+  /** A copy for one read, so that its findings do not leak into the next read; it has sent no schema yet. */
   copy(): SchemaTracker {
     const copy = new SchemaTracker(this.namespace, this.format, this.configured)
     copy.schema = this.schema
@@ -90,11 +92,10 @@ export class SchemaTracker {
 
   /**
    * Widens the schema with the types of a sample of the block's records; a sampled JSON line that
-   * is not a JSON object is refused. Returns the new schema when it changed, undefined otherwise
-   * (and always with a configured schema).
+   * is not a JSON object is refused. A configured schema stays as it is.
    */
-  observe(block: Block): NamespaceSchema | undefined {
-    if (this.configured) return undefined
+  observe(block: Block): void {
+    if (this.configured) return
     // A sample's records are the whole ones in it: what follows its last newline is never parsed.
     const head = block.records.subarray(0, SAMPLE_BYTES)
     // A JSON record longer than the sample is sampled whole: a line holds one record.
@@ -103,7 +104,7 @@ export class SchemaTracker {
         ? block.records.subarray(0, wholeLines(block.records, 0, SAMPLE_BYTES))
         : head.subarray(0, head.lastIndexOf(LF) + 1)
     // Reading a file from its start samples what discovery sampled (10–15 ms of a sync's start).
-    if (this.lastSample && Buffer.compare(records, this.lastSample) === 0) return undefined
+    if (this.lastSample && Buffer.compare(records, this.lastSample) === 0) return
     // Seeded with the types so far, so that a sample that follows (a file's settled last record)
     // widens them as one sample would: a JSON key nested in one and `true` in the other is json.
     const types = new FieldTypes()
@@ -116,32 +117,39 @@ export class SchemaTracker {
     this.lastSample = block.refused.size === refusedBefore ? Buffer.from(records) : undefined
     if (!this.typed) {
       const fields = types.fields()
-      if (fields.length === 0) return undefined
+      if (fields.length === 0) return
       this.typed = true
       this.schema = { namespace: this.namespace, fields }
-      return this.schema
+      return
     }
     // Fields seen only as null in this sample say nothing about their type.
-    const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields: types.fields(true) })
-    if (evolved === this.schema) return undefined
-    this.schema = evolved
-    return evolved
+    this.schema = evolveSchema(this.schema, { namespace: this.namespace, fields: types.fields(true) })
   }
 
   /**
    * Parquet: the fields a file declares (its columns and their types). The first file's are the
-   * schema; a later file's add columns and widen types. Returns the new schema when it changed.
+   * schema; a later file's add columns and widen types.
    */
-  include(fields: readonly Field[]): NamespaceSchema | undefined {
+  include(fields: readonly Field[]): void {
     if (!this.typed) {
       this.typed = true
       this.schema = { namespace: this.namespace, fields }
-      return this.schema
+      return
     }
-    const evolved = evolveSchema(this.schema, { namespace: this.namespace, fields })
-    if (evolved === this.schema) return undefined
-    this.schema = evolved
-    return evolved
+    this.schema = evolveSchema(this.schema, { namespace: this.namespace, fields })
+  }
+
+  /**
+   * The schema the next chunk of this read carries: the current one, unless the chunk before
+   * carried it already. So the first chunk of a read carries it always, and each later one that
+   * changed it. The first one must: the runner's saved schema can be older than this run's
+   * discovery (a file added since the last run, sampled by this discovery, can hold a new key or a
+   * wider type), and the runner saves a new version only when a chunk's schema adds to it.
+   */
+  unsent(): NamespaceSchema | undefined {
+    if (this.sent === this.schema) return undefined
+    this.sent = this.schema
+    return this.schema
   }
 
   /**
@@ -149,11 +157,10 @@ export class SchemaTracker {
    * columns whose values do not all fit their type. A sink would drop a new key, and alter a value
    * that does not fit (`1.5` in an integer column): a file's sample (its first block) can miss both.
    * A new key's type comes from a sample of records from the first one with it on; a value that
-   * does not fit is judged alone; with a configured schema, its record is refused. Returns the new
-   * schema when it changed.
+   * does not fit is judged alone; with a configured schema, its record is refused.
    */
-  newKeys(block: Block): NamespaceSchema | undefined {
-    if (this.format !== 'jsonl') return undefined
+  newKeys(block: Block): void {
+    if (this.format !== 'jsonl') return
     this.keys ??= new KeyWatch(this.configured === undefined)
     this.keys.follow(this.schema.fields)
     if (this.configured) {
@@ -161,7 +168,7 @@ export class SchemaTracker {
       const { records, refused } = block
       for (const misfit of this.keys.scan(records, refused.ranges()).misfits)
         refused.add(misfit.at, lineEnd(records, misfit.at), misfitProblem(misfit), true)
-      return undefined
+      return
     }
     const before = this.keys.copy()
     const refusedBefore = block.refused.size
@@ -169,11 +176,10 @@ export class SchemaTracker {
     if (block.refused.size > refusedBefore) {
       // A sample refused a line: the keys learned from it are forgotten, and the block read again without it.
       this.keys = before
-      return this.newKeys(block)
+      this.newKeys(block)
+      return
     }
-    if (evolved === this.schema) return undefined
     this.schema = evolved
-    return evolved
   }
 
   /** The schema with the keys and wider types of the block's records (`newKeys`); refuses the sampled lines that are not JSON. */
@@ -211,10 +217,9 @@ export class SchemaTracker {
    * fraction in an integer column, a time in a date column, which a sink would round or cut) and
    * widens the column to hold it. A configured schema is not widened: such a value's record is
    * refused, and so is one with a value its numeric column does not hold (`abc`, csv-values.ts).
-   * Returns the new schema when it changed.
    */
-  widenMisfits(reader: FileReader, block: Block): NamespaceSchema | undefined {
-    if (this.format !== 'csv') return undefined
+  widenMisfits(reader: FileReader, block: Block): void {
+    if (this.format !== 'csv') return
     const misfits = block.misfits ?? []
     const types = new FieldTypes()
     for (let k = 0; k < misfits.length; k += 2) {
@@ -236,9 +241,7 @@ export class SchemaTracker {
       ? this.schema
       : evolveSchema(this.schema, { namespace: this.namespace, fields: types.fields(true) })
     reader.watch = watchOf(evolved.fields, this.configured !== undefined)
-    if (evolved === this.schema) return undefined
     this.schema = evolved
-    return evolved
   }
 
   private columnNames(): string[] {

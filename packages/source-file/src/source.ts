@@ -137,12 +137,13 @@ export class FileSource implements Source {
       let sampled = false
       const blocks = async () => (await reader.next()) ?? (await this.tail(reader, options))
       for (let block = await blocks(); block; block = await blocks()) {
-        const sampledSchema = sampled ? undefined : tracker.observe(block)
+        if (!sampled) tracker.observe(block)
         sampled = true
-        const fitted = tracker.widenMisfits(reader, block)
-        const schema = tracker.newKeys(block) ?? fitted ?? sampledSchema
+        tracker.widenMisfits(reader, block)
+        tracker.newKeys(block)
         positions.set(file.key, block.position)
-        yield this.chunk(this.reader.format, await reader.passed(block, this.namespace), positions, schema)
+        const passed = await reader.passed(block, this.namespace)
+        yield this.chunk(this.reader.format, passed, positions, tracker.unsent())
         if (options.signal.aborted) return
       }
       if (reader.leftover > 0 && !options.follow && !options.signal.aborted) {
@@ -209,7 +210,7 @@ export class FileSource implements Source {
     const reader = await (await parquetReader()).open(file, previous, this.context.logger)
     if (!reader) return
     try {
-      let schema = tracker.include(reader.fields)
+      tracker.include(reader.fields)
       positions.set(file.key, reader.position)
       for (;;) {
         const block = await reader.next(this.reader.chunkBytes, tracker.schema.fields)
@@ -218,8 +219,7 @@ export class FileSource implements Source {
           return
         }
         positions.set(file.key, block.position)
-        yield this.chunk('csv', block, positions, schema)
-        schema = undefined
+        yield this.chunk('csv', block, positions, tracker.unsent())
         if (options.signal.aborted) return
       }
     } finally {

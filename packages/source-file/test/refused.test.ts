@@ -236,7 +236,8 @@ describe('File source: JSON-lines records set aside', () => {
       expect(rows(chunks)).toBe(5)
       const places = [2, 6].map((i) => ({ line: i + 1, byte: starts[i] as number }))
       expectRefused(refused(chunks), 'bad.jsonl', places, texts, problem)
-      if (!schema) expect(chunks[0]?.schema).toBeUndefined() // the refused lines shaped nothing
+      // The first chunk carries the schema its rows are read by; inferred, the refused lines shaped nothing.
+      expect(chunks[0]?.schema?.fields).toEqual(schema ?? CSV_SCHEMA)
     })
   }
 
@@ -246,7 +247,9 @@ describe('File source: JSON-lines records set aside', () => {
     const source = fileSource(dir, { path: 'bad.jsonl', format: 'jsonl' })
     expect(await source.discover()).toEqual([{ namespace: 'bad', fields: [{ name: 'id', type: 'int' }] }])
     const chunks = await readChunks(source)
-    expect(chunks.map((c) => [c.rows, c.schema, c.refused?.length])).toEqual([[2, undefined, 1]])
+    expect(chunks.map((c) => [c.rows, c.schema, c.refused?.length])).toEqual([
+      [2, { namespace: 'bad', fields: [{ name: 'id', type: 'int' }] }, 1],
+    ])
   })
 
   it('learns no key from a line after the sample that is not JSON: a later record brings it', async () => {

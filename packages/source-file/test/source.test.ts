@@ -61,9 +61,12 @@ describe('File source: CSV', () => {
     ])
     const chunks = await readChunks(source)
     expect(chunks.length).toBeGreaterThan(5)
-    expect(
-      chunks.every((c) => c.namespace === 'rentals' && c.format === 'csv' && c.schema === undefined),
-    ).toBe(true)
+    expect(chunks.every((c) => c.namespace === 'rentals' && c.format === 'csv')).toBe(true)
+    // The first chunk carries the schema the read goes by; no later one changes it.
+    expect(chunks.map((c) => c.schema)).toEqual([
+      (await source.discover())[0],
+      ...chunks.slice(1).map(() => undefined),
+    ])
     expect(rows(chunks)).toBe(30_000)
     expect(text(chunks)).toBe(decode(new BikehireEncoder(2, 'csv').encode(0, 30_000)))
   })
@@ -177,7 +180,11 @@ describe('File source: CSV', () => {
     ])
     const fresh = fileSource(dir, { path: 'm-*.csv', format: 'csv' })
     const first = await readChunks(fresh, undefined)
-    expect(first.map((c) => c.schema)).toEqual([undefined, undefined])
+    // The first chunk carries the schema of the discovery, wide enough already for the second file.
+    expect(first.map((c) => c.schema?.fields.map((f) => f.type))).toEqual([
+      ['double', 'timestamp'],
+      undefined,
+    ])
     await writeFile(join(dir, 'm-3.csv'), 'n,when\nmany,2024-01-03\n')
     const more = await readChunks(fresh, lastOffset(first))
     expect(more.map((c) => c.schema?.fields.map((f) => f.type))).toEqual([['string', 'timestamp']])
@@ -234,7 +241,7 @@ describe('File source: CSV', () => {
     await writeFile(join(dir, 'ids.csv'), 'id\n1\n2\n')
     const source = fileSource(dir, { path: 'ids.csv', format: 'csv' })
     expect((await source.discover())[0]?.fields).toEqual([{ name: 'id', type: 'int' }])
-    expect((await readChunks(source)).map((c) => c.schema)).toEqual([undefined])
+    expect((await readChunks(source)).map((c) => c.schema?.fields)).toEqual([[{ name: 'id', type: 'int' }]])
     await writeFile(join(dir, 'ids.csv'), 'id\n1\nx\n')
     expect((await readChunks(source)).map((c) => c.schema?.fields)).toEqual([
       [{ name: 'id', type: 'string' }],
@@ -556,6 +563,26 @@ describe('File source: JSON lines', () => {
       { name: 'comment', type: 'string' },
     ])
     expect(rows(chunks)).toBe(6000)
+  })
+
+  it('a run after a file with a new key was added carries the key in the schema of its first chunk', async () => {
+    const dir = await tempDir()
+    const config = { path: 'events-*.jsonl', format: 'jsonl' } as const
+    await writeFile(join(dir, 'events-1.jsonl'), '{"id":1}\n')
+    const before = await readChunks(fileSource(dir, config))
+    await writeFile(join(dir, 'events-2.jsonl'), '{"id":2,"score":7}\n')
+    // A new run discovers both files, so its sample holds `score` already; the runner's saved
+    // schema is the first run's, and learns of `score` only from a chunk.
+    const after = await readChunks(fileSource(dir, config), lastOffset(before))
+    expect(after.map((c) => [text([c]), c.schema?.fields])).toEqual([
+      [
+        '{"id":2,"score":7}\n',
+        [
+          { name: 'id', type: 'int' },
+          { name: 'score', type: 'int' },
+        ],
+      ],
+    ])
   })
 
   it('sets aside a line that is not a JSON object, naming file, line and byte, and passes on the lines around it', async () => {
