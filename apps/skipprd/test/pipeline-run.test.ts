@@ -566,11 +566,11 @@ describe('runPipeline with a push source', () => {
     }
     const first = new AbortController()
     await run(pushSource(3, first), first)
-    expect(heard).toEqual([
-      { offset: { request: 1 }, held: [1] },
-      { offset: { request: 2 }, held: [1, 2] },
-      { offset: { request: 3 }, held: [1, 2, 3] },
-    ])
+    expect(heard.map((h) => h.offset)).toEqual([{ request: 1 }, { request: 2 }, { request: 3 }])
+    // The destination holds every batch up to the one told (a later one may already have landed too:
+    // writes overlap, marks follow commit order).
+    for (const [i, { held }] of heard.entries())
+      expect(held).toEqual(expect.arrayContaining([1, 2, 3].slice(0, i + 1)))
     heard.length = 0
     const second = new AbortController()
     setTimeout(() => second.abort('SIGTERM'), 200)
