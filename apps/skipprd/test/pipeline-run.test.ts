@@ -469,7 +469,7 @@ describe('runPipeline with a push source', () => {
         committed.push(offset)
         onCommitted()
       },
-      read: async function* (_from, options): AsyncIterable<SourceChunk> {
+      read: async function* (_from, _options): AsyncIterable<SourceChunk> {
         for (const [i, chunk] of itemChunks(3, 1).entries()) {
           const durable = new Promise<void>((resolve) => {
             onCommitted = resolve
