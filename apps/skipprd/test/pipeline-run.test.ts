@@ -13,7 +13,7 @@ import {
   type WriteOutcome,
 } from '@skippr/connector-api'
 import { openStateStore } from '@skippr/state'
-import { openWal } from '@skippr/wal'
+import { openWal, resolveWalSettings } from '@skippr/wal'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BATCH_REJECTED, INTERRUPTED, LANDING_INCOMPLETE, SOURCE_FAILED } from '../src/errors.js'
 import { type Chaos, noChaos } from '../src/runner/chaos.js'
@@ -531,6 +531,52 @@ describe('runPipeline with a push source', () => {
       }),
     ).rejects.toThrow('the commit failed')
     expect(closed).toBe(true)
+  })
+
+  it('tells it when a commit waits for room in a full WAL, and when the WAL has room again', async () => {
+    const heard: boolean[] = []
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const sink = new MemorySink()
+    const write = sink.write.bind(sink)
+    // The destination lands nothing until the WAL has been full: the cap is what stops reading.
+    sink.write = async (batch) => {
+      await released
+      return write(batch)
+    }
+    const stop = new AbortController()
+    const chunk = itemChunks(1, 1)[0]!
+    const megabyte = `${'x'.repeat(1 << 20)}`
+    const source: Source = {
+      discover: async () => [SCHEMA],
+      commitWindow: { maxDelayMs: 20 },
+      walFull(full) {
+        heard.push(full)
+        if (full) release()
+        else stop.abort('SIGTERM')
+      },
+      read: async function* (): AsyncIterable<SourceChunk> {
+        for (let i = 0; !stop.signal.aborted; i++) {
+          const body = new TextEncoder().encode(`${i + 1},"${megabyte}"\n`)
+          yield { ...chunk, body, offset: { request: i + 1 } }
+          await sleep(1)
+        }
+      },
+      close: async () => {},
+    }
+    const h = harness(
+      dir,
+      () => source,
+      () => sink,
+    )
+    await runPipeline({
+      ...h.options({ once: false, stop: stop.signal }),
+      wal: resolveWalSettings({
+        yaml: { buffer_threshold_bytes: 1 << 20 },
+        env: { WAL_MAX_TOTAL_BYTES: String(26_214_400) },
+      }),
+    })
+    expect(heard.slice(0, 2)).toEqual([true, false])
   })
 
   it('tells it each landed offset, in order, only once the destination holds the batch; a rerun first hears where landing reached', async () => {

@@ -4,9 +4,9 @@
  * kill tests at full size by hand (CI: 5 kills each).
  */
 import { randomBytes } from 'node:crypto'
-import { createServer } from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePorts } from '@skippr/test-servers'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { exited, runCli } from './support/cli.js'
@@ -32,19 +32,8 @@ afterAll(async () => {
   await admin.end()
 })
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
-
 async function pushProject(sink: string, source = ''): Promise<{ p: Project; run: PushRun }> {
-  const port = await freePort()
+  const [port] = (await freePorts(1)) as [number]
   const p = await project(
     [
       'data_sources:',

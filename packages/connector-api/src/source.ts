@@ -67,6 +67,13 @@ export interface Source {
    */
   committed?(offset: SourceOffset): void
   /**
+   * Called with true when a commit waits because the WAL is at its size cap (WAL_MAX_TOTAL_BYTES:
+   * the destination lands more slowly than clients send), and with false once that commit went
+   * through. A push source refuses new requests meanwhile (HTTP: 429 with Retry-After) rather than
+   * hold them until the WAL has room.
+   */
+  walFull?(full: boolean): void
+  /**
    * Called, in commit order, each time the destination holds a batch, with the offset that batch
    * was committed with: every chunk read up to it has landed, and a push source may tell its
    * clients so (a durable ack). When a run starts, it is called first with the offset the last

@@ -32,6 +32,13 @@ export const stopping: Answer = {
   headers: { 'retry-after': '1' },
 }
 
+/** While the WAL is full (the destination lands slower than clients send): nothing is taken. */
+export const walFull: Answer = {
+  status: 429,
+  body: { error: 'the WAL is full: the destination lands more slowly than requests arrive; retry later' },
+  headers: { 'retry-after': '1' },
+}
+
 /** The answer to a push that did not commit, or was not taken. */
 export function failed(error: unknown): Answer {
   if (error instanceof PushDecodeError) return { status: 400, body: { error: error.message } }

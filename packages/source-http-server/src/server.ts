@@ -26,7 +26,7 @@ import {
   type SourceOffset,
 } from '@skippr/connector-api'
 import { decodePayload, PushQueue, parsePushOffset } from '@skippr/push-source'
-import { type Answer, committed, failed, tooLarge, unauthorized } from './answer.js'
+import { type Answer, committed, failed, tooLarge, unauthorized, walFull } from './answer.js'
 import { type HttpServerConfig, listenAddress } from './config.js'
 import { IdempotencyKeys, type KeyState, MAX_KEY_LENGTH } from './keys.js'
 
@@ -38,6 +38,8 @@ export class HttpServerSource implements Source {
   private keys: IdempotencyKeys
   private server: Server | undefined
   private readonly token: Buffer | undefined
+  /** The WAL is at its cap (`walFull`): new requests are answered 429 until a commit goes through. */
+  private refusing = false
 
   constructor(
     private readonly config: HttpServerConfig,
@@ -75,6 +77,10 @@ export class HttpServerSource implements Source {
 
   committed(offset: SourceOffset): void {
     this.queue.committed(offset)
+  }
+
+  walFull(full: boolean): void {
+    this.refusing = full
   }
 
   async close(): Promise<void> {
@@ -156,6 +162,7 @@ export class HttpServerSource implements Source {
       const earlier = this.keys.outcome(idempotencyKey, now)
       if (earlier) return committed(await earlier, true)
     }
+    if (this.refusing) return walFull
     const decoded = decodePayload(body, this.config.format)
     const started = idempotencyKey === undefined ? undefined : this.keys.begin(idempotencyKey, now)
     try {

@@ -100,6 +100,20 @@ describe('HttpServer source', () => {
     expect(refused.headers.get('retry-after')).toBe('1')
   })
 
+  it('answers 429 while the runner says the WAL is full, keeps answering committed keys, and takes requests again after', async () => {
+    const { source, post, chunks } = await serve({ namespace: 'events' })
+    expect((await post('{"a":1}\n', { 'idempotency-key': 'k1' })).status).toBe(200)
+    source.walFull(true)
+    const refused = await post('{"a":2}\n')
+    expect(refused).toMatchObject({ status: 429, body: expect.stringContaining('the WAL is full') })
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect((await post('{"a":1}\n', { 'idempotency-key': 'k1' })).body).toBe('{"rows":0,"duplicate":true}\n')
+    expect(chunks).toHaveLength(1)
+    source.walFull(false)
+    expect((await post('{"a":3}\n')).status).toBe(200)
+    expect(chunks).toHaveLength(2)
+  })
+
   it('answers 500 when the commit never happened, and a request with the same key waits for it', async () => {
     const { source, post, chunks } = await serve({ namespace: 'e' }, undefined, false)
     const first = post('{"a":1}\n', { 'idempotency-key': 'k' })

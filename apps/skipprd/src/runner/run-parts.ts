@@ -238,9 +238,12 @@ function createBuffer(
   const { source, wal, counters, lander } = parts
   const window = source.commitWindow
   const walSettings = run.options.wal
+  let waitedForRoom = false
   const waitForRoom = (): void => {
     progress.backpressureStalls++
     logger.debug('the WAL is at WAL_MAX_TOTAL_BYTES: reading waits for landed batches to free room')
+    if (!waitedForRoom) source.walFull?.(true)
+    waitedForRoom = true
     lander?.sourceWaiting()
   }
   return new BatchBuffer({
@@ -260,6 +263,8 @@ function createBuffer(
 
   async function commit(batch: BatchInput): Promise<void> {
     const id = await wal.commit(batch, { signal: run.reading, onFull: waitForRoom })
+    if (waitedForRoom) source.walFull?.(false)
+    waitedForRoom = false
     if (batch.offset !== undefined) source.committed?.(batch.offset)
     progress.batchCommitted(
       id.seq,
