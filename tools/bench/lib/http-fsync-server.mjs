@@ -51,6 +51,10 @@ const server = createServer((request, response) => {
 })
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: server.address().port })))
 process.on('SIGTERM', () => {
-  console.log(JSON.stringify({ requests, bytes }))
-  void handle.close().then(() => process.exit(0))
+  // The group being written finishes first: its file handle stays open until then.
+  void writing.then(async () => {
+    console.log(JSON.stringify({ requests, bytes }))
+    await handle.close()
+    process.exit(0)
+  })
 })
