@@ -33,16 +33,16 @@ it('says when a type is of the other kind', async () => {
   await p.write('skippr.yml', config('Sample: { dataset: bikehire, rows: 10 }', 'Sample: {}'))
   const result = await sync()
   expect(result.stderr).toBe(
-    '[skippr] config failed: skippr.yml: data_sinks.warehouse: Sample is not a sink type skipprd knows (Sample is a source): the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout\n',
+    '[skippr] config failed: skippr.yml: data_sinks.warehouse: Sample is not a sink type skipprd knows (Sample is a source): the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Snowflake, Stdout\n',
   )
 })
 
 it('names no install command for a package nobody publishes', async () => {
-  await p.write('skippr.yml', config('Sample: { dataset: bikehire, rows: 10 }', 'Snowflake: {}'))
+  await p.write('skippr.yml', config('Sample: { dataset: bikehire, rows: 10 }', 'Teradata: {}'))
   const result = await sync()
   expect(result.code).toBe(1)
-  expect(result.stderr).not.toContain('@skippr/sink-snowflake')
-  expect(result.stderr).toContain('Snowflake is not a sink type skipprd knows: the sink types are')
+  expect(result.stderr).not.toContain('@skippr/sink-teradata')
+  expect(result.stderr).toContain('Teradata is not a sink type skipprd knows: the sink types are')
 })
 
 it('knows exactly the connector packages of this repository, by the type each declares', async () => {

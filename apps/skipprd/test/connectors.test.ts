@@ -96,7 +96,7 @@ describe('resolving a connector', () => {
     const error = await failure(resolveSink(file, 'lake'))
     expect(error.code).toBe(CONFIG_INVALID)
     expect(error.message).toBe(
-      'skippr.yml: data_sinks.lake: Nothing is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout',
+      'skippr.yml: data_sinks.lake: Nothing is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Snowflake, Stdout',
     )
   })
 

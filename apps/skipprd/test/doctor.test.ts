@@ -187,7 +187,7 @@ describe('skipprd doctor', () => {
     await p.write(
       'skippr.yml',
       config({
-        sinks: '  lake:\n    Snowflake: { account: x }',
+        sinks: '  lake:\n    Teradata: { account: x }',
         pipelines: '  lake: { data_source: data_sources.sample, data_sink: data_sinks.lake }',
       }),
     )
@@ -195,7 +195,7 @@ describe('skipprd doctor', () => {
     expect(run.code).toBe(1)
     expect(failedNames(run.stdout)).toEqual(['connectors', 'sink:lake'])
     expect(line(run.stdout, 'connectors')?.[2]).toBe(
-      'skippr.yml: data_sinks.lake: Snowflake is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout',
+      'skippr.yml: data_sinks.lake: Teradata is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Snowflake, Stdout',
     )
   })
 

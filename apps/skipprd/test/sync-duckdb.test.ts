@@ -241,11 +241,11 @@ describe('bad input that needs the connector', () => {
   )
 
   it('names the sink types it knows for a type it does not (an installed skipprd names the package to install: tools/packaging)', async () => {
-    await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Snowflake: { account: x }' }))
+    await p.write('skippr.yml', bikehireConfig({ rows: 10, sink: 'Teradata: { account: x }' }))
     const result = await syncOnce()
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(
-      '[skippr] config failed: skippr.yml: data_sinks.warehouse: Snowflake is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Stdout\n',
+      '[skippr] config failed: skippr.yml: data_sinks.warehouse: Teradata is not a sink type skipprd knows: the sink types are Amqp, AzureBlob, Bigquery, Clickhouse, Duckdb, File, Postgres, S3, Sftp, Snowflake, Stdout\n',
     )
   })
 })

@@ -6,7 +6,19 @@
  */
 export const CONNECTOR_TYPES = {
   source: ['File', 'HttpServer', 'Postgres', 'Sample', 'Websocket'],
-  sink: ['Amqp', 'AzureBlob', 'Bigquery', 'Clickhouse', 'Duckdb', 'File', 'Postgres', 'S3', 'Sftp', 'Stdout'],
+  sink: [
+    'Amqp',
+    'AzureBlob',
+    'Bigquery',
+    'Clickhouse',
+    'Duckdb',
+    'File',
+    'Postgres',
+    'S3',
+    'Sftp',
+    'Snowflake',
+    'Stdout',
+  ],
 } as const satisfies Record<'source' | 'sink', readonly string[]>
 
 export type ConnectorKind = keyof typeof CONNECTOR_TYPES

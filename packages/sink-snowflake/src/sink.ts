@@ -1,0 +1,381 @@
+import { randomUUID } from 'node:crypto'
+import type {
+  Field,
+  Guarantee,
+  Logger,
+  NamespaceSchema,
+  RefusedRow,
+  Sink,
+  SinkBatch,
+  WriteOutcome,
+} from '@skippr/connector-api'
+import {
+  alreadyLanded,
+  BATCHES_TABLE,
+  batchKey,
+  cannotLand,
+  FENCES_TABLE,
+  FencedError,
+  landed,
+  permanent,
+  RowCountMismatchError,
+  refused,
+  retryLater,
+} from '@skippr/connector-api'
+import { parse } from 'valibot'
+import { Session } from './client.js'
+import { type SnowflakeSinkConfig, type SnowflakeSinkOptions, snowflakeSinkConfig } from './config.js'
+import { type CopyRequest, copyPart, refusedRows, refusesValues } from './copy.js'
+import { classify, codeOf, SNOWFLAKE_REFUSED, SnowflakeError } from './errors.js'
+import { Ledger } from './ledger.js'
+import { configName, dottedName, ident, stagedFileName } from './names.js'
+import { putFile, removeFile } from './stage.js'
+import { baseType, changeFor, columnType, rewriteExpression } from './types.js'
+
+/** A table's columns: exact name → base type, as DESCRIBE TABLE showed them. */
+type Columns = Map<string, string>
+
+/** Where a batch's transaction got to: commit it, or roll back and answer, or find refused values. */
+type Step =
+  | { readonly kind: 'commit'; readonly rows: number }
+  | { readonly kind: 'outcome'; readonly outcome: WriteOutcome }
+  | { readonly kind: 'refused'; readonly cause: unknown }
+
+/**
+ * Exactly-once into Snowflake. Each part is PUT (gzip) to a stage under a name from the batch
+ * identity; then one transaction holds the pipeline's fence row, checks the fence and
+ * `_skippr_batches`, COPYs every part (its loaded row count checked against the part's), records
+ * the identity and commits; then the staged files are removed. A retry finds the identity and copies
+ * nothing, however long after. See the README.
+ */
+export class SnowflakeSink implements Sink {
+  readonly guarantee: Guarantee = 'exactly-once'
+  private readonly config: SnowflakeSinkConfig
+  private readonly ledger: Ledger
+  private session: Session | undefined
+  private ledgerMade = false
+  /** Pipelines whose fence row this instance has seen exist (a row is never deleted by the sink). */
+  private readonly fenceRows = new Set<string>()
+  /** Table name → its columns, as this instance last saw or made them. */
+  private readonly tables = new Map<string, Columns>()
+
+  /** `config` as in skippr.yml; keys left out take their defaults. */
+  constructor(
+    config: SnowflakeSinkOptions,
+    private readonly logger: Logger,
+  ) {
+    this.config = parse(snowflakeSinkConfig, config)
+    this.ledger = new Ledger(this.table(BATCHES_TABLE), this.table(FENCES_TABLE))
+  }
+
+  async prepare(schema: NamespaceSchema): Promise<void> {
+    try {
+      const session = await this.ready()
+      await this.ensureTable(session, schema)
+    } catch (error) {
+      const failure = classify(error, this.target(schema.namespace))
+      throw failure.retryable ? failure : permanent(failure)
+    }
+  }
+
+  async write(batch: SinkBatch): Promise<WriteOutcome> {
+    let target = this.target(BATCHES_TABLE)
+    const staged: string[] = []
+    let session: Session | undefined
+    try {
+      session = await this.ready()
+      const copies: CopyRequest[] = []
+      for (const [index, part] of batch.parts.entries()) {
+        target = this.target(part.namespace)
+        const columns = await this.columnsFor(session, part.schema)
+        const location = `${this.stage(part.namespace)}/skippr/`
+        const name = stagedFileName(batch.id, index, part.namespace, part.format)
+        await putFile(session, location, name, part.body)
+        staged.push(`${location}${name}`)
+        copies.push({
+          table: this.table(part.namespace),
+          columns: part.schema.fields.map((f) => columnName(columns, f)),
+          location: `${location}${name}`,
+          format: part.format,
+        })
+      }
+
+      target = this.target(BATCHES_TABLE)
+      if (!this.fenceRows.has(batch.id.pipeline)) {
+        await this.ledger.ensureFenceRow(session, batch.id.pipeline)
+        this.fenceRows.add(batch.id.pipeline)
+      }
+      return await this.land(session, batch, copies, (namespace) => {
+        target = this.target(namespace)
+      })
+    } catch (error) {
+      const failure = classify(error, target)
+      if (failure.retryable) this.forgetSession()
+      return failure.retryable ? retryLater(failure) : cannotLand(failure)
+    } finally {
+      if (session?.isUp()) for (const location of staged) await removeFile(session, location)
+    }
+  }
+
+  /**
+   * The batch's one transaction; only a batch that landed commits, anything else rolls back.
+   * `onTable` is told which table is being loaded, so a failure names it.
+   */
+  private async land(
+    session: Session,
+    batch: SinkBatch,
+    copies: readonly CopyRequest[],
+    onTable: (namespace: string) => void,
+  ): Promise<WriteOutcome> {
+    await session.run('BEGIN')
+    let step: Step
+    try {
+      step = await this.transactionSteps(session, batch, copies, onTable)
+      if (step.kind === 'commit') {
+        await session.run('COMMIT')
+        this.logger.debug('batch landed', {
+          pipeline: batch.id.pipeline,
+          seq: batch.id.seq.toString(),
+          rows: step.rows,
+        })
+        return landed(step.rows)
+      }
+    } catch (error) {
+      await rollback(session)
+      throw error
+    }
+    await rollback(session)
+    if (step.kind === 'outcome') return step.outcome
+    const found = await this.refused(session, copies)
+    if (found.length === 0) throw step.cause
+    return refused(found)
+  }
+
+  /** Inside the transaction: fence, identity, the copies and their counts, the ledger row. */
+  private async transactionSteps(
+    session: Session,
+    batch: SinkBatch,
+    copies: readonly CopyRequest[],
+    onTable: (namespace: string) => void,
+  ): Promise<Step> {
+    const status = await this.ledger.claim(session, batch.id, batch.fence)
+    if (status.highest === undefined) {
+      // The fence row was deleted by hand: nothing is held; it is made again on the retry.
+      this.fenceRows.delete(batch.id.pipeline)
+      const gone = `the fence row of pipeline ${batch.id.pipeline} in ${this.table(FENCES_TABLE)} is gone`
+      return { kind: 'outcome', outcome: retryLater(new Error(gone)) }
+    }
+    if (status.highest > batch.fence) return { kind: 'outcome', outcome: this.fenced(batch, status.highest) }
+    if (status.attempt !== undefined) return { kind: 'outcome', outcome: alreadyLanded() }
+    let rows = 0
+    for (const [index, part] of batch.parts.entries()) {
+      onTable(part.namespace)
+      let loaded: number
+      try {
+        loaded = await copyPart(session, copies[index] as CopyRequest)
+      } catch (error) {
+        if (refusesValues(error)) return { kind: 'refused', cause: error }
+        throw error
+      }
+      // Snowflake's count of what it loaded, against the source's: a record read differently (or a
+      // file skipped as loaded before) must not land as a smaller batch.
+      if (loaded !== part.rows) {
+        const mismatch = new RowCountMismatchError({
+          target: `table ${this.table(part.namespace)}`,
+          batch: batchKey(batch.id),
+          expected: part.rows,
+          loaded,
+        })
+        return { kind: 'outcome', outcome: cannotLand(mismatch) }
+      }
+      rows += loaded
+    }
+    onTable(BATCHES_TABLE)
+    await this.ledger.record(session, batch.id, batch.fence, randomUUID())
+    return { kind: 'commit', rows }
+  }
+
+  /** Logs in and reads the warehouse, then logs out; creates nothing. */
+  async check(): Promise<void> {
+    try {
+      await this.open()
+    } catch (error) {
+      throw classify(error, `database ${this.config.database}`)
+    } finally {
+      await this.close()
+    }
+  }
+
+  async count(namespace: string): Promise<number> {
+    return this.scalar(namespace, (table) => `SELECT COUNT(*) AS "n" FROM ${table}`)
+  }
+
+  async duplicates(namespace: string, key: readonly string[]): Promise<number> {
+    const columns = key.map(ident).join(', ')
+    return this.scalar(
+      namespace,
+      (table) =>
+        `SELECT COUNT(*) - (SELECT COUNT(*) FROM (SELECT DISTINCT ${columns} FROM ${table})) AS "n" FROM ${table}`,
+    )
+  }
+
+  async close(): Promise<void> {
+    const session = this.session
+    this.session = undefined
+    await session?.close().catch(() => {})
+  }
+
+  private async scalar(namespace: string, sql: (table: string) => string): Promise<number> {
+    try {
+      const session = await this.open()
+      if (!(await this.describe(session, namespace))) return 0
+      const rows = await session.run(sql(this.table(namespace)))
+      return Number(rows[0]?.n ?? 0)
+    } catch (error) {
+      throw classify(error, this.target(namespace))
+    }
+  }
+
+  /** The refused values of every part (the transaction was rolled back; VALIDATION_MODE loads nothing). */
+  private async refused(session: Session, copies: readonly CopyRequest[]): Promise<RefusedRow[]> {
+    const found: RefusedRow[] = []
+    for (const [index, copy] of copies.entries()) found.push(...(await refusedRows(session, index, copy)))
+    return found
+  }
+
+  private fenced(batch: SinkBatch, highest: bigint): WriteOutcome {
+    return cannotLand(
+      new FencedError(batch.id.pipeline, batch.fence, highest, `Snowflake ${this.target(FENCES_TABLE)}`),
+    )
+  }
+
+  /** The session with the ledger tables made (once per instance): what prepare and write need. */
+  private async ready(): Promise<Session> {
+    const session = await this.open()
+    if (!this.ledgerMade) {
+      await this.ledger.create(session)
+      this.ledgerMade = true
+    }
+    return session
+  }
+
+  /** The session (logged in again after one was lost), with the warehouse checked. */
+  private async open(): Promise<Session> {
+    if (this.session?.isUp()) return this.session
+    const session = await Session.open(this.config)
+    try {
+      const [row] = await session.run('SELECT CURRENT_WAREHOUSE()')
+      const warehouse = Object.values(row ?? {})[0]
+      if (warehouse === null || warehouse === undefined)
+        throw new SnowflakeError(
+          SNOWFLAKE_REFUSED,
+          `Snowflake warehouse ${this.config.warehouse}: it does not exist or the role may not use it; check warehouse and role`,
+          '000606',
+          false,
+        )
+    } catch (error) {
+      await session.close().catch(() => {})
+      throw error
+    }
+    this.session = session
+    return session
+  }
+
+  private forgetSession(): void {
+    const session = this.session
+    this.session = undefined
+    session?.close().catch(() => {})
+  }
+
+  /** The table's columns from Snowflake; undefined when it does not exist. */
+  private async describe(session: Session, namespace: string): Promise<Columns | undefined> {
+    try {
+      const rows = await session.run(`DESCRIBE TABLE ${this.table(namespace)}`)
+      const columns: Columns = new Map(rows.map((r) => [String(r.name), baseType(String(r.type))]))
+      this.tables.set(namespace, columns)
+      return columns
+    } catch (error) {
+      if (codeOf(error) === '002003') return undefined
+      throw error
+    }
+  }
+
+  /** The table's columns, brought up to the part's schema first if this instance does not know them. */
+  private async columnsFor(session: Session, schema: NamespaceSchema): Promise<Columns> {
+    const known = this.tables.get(schema.namespace)
+    if (known && schema.fields.every((f) => known.has(f.name))) return known
+    await this.ensureTable(session, schema)
+    return this.tables.get(schema.namespace) as Columns
+  }
+
+  /** Creates the table, adds missing columns, widens columns: what `prepare` promises. */
+  private async ensureTable(session: Session, schema: NamespaceSchema): Promise<void> {
+    const table = this.table(schema.namespace)
+    const columns = await this.describe(session, schema.namespace)
+    if (!columns) {
+      const list = schema.fields.map((f) => `${ident(f.name)} ${columnType(f.type)}`).join(', ')
+      await session.run(`CREATE TABLE IF NOT EXISTS ${table} (${list})`)
+      await this.describe(session, schema.namespace)
+      return
+    }
+    const rewrites = new Map<string, string>()
+    for (const field of schema.fields) {
+      const name = existingName(columns, field.name)
+      if (name === undefined) {
+        await session.run(`ALTER TABLE ${table} ADD COLUMN ${ident(field.name)} ${columnType(field.type)}`)
+        continue
+      }
+      const have = columns.get(name) as string
+      const change = changeFor(have, field.type)
+      if (change === 'refused')
+        throw new SnowflakeError(
+          SNOWFLAKE_REFUSED,
+          `Snowflake ${this.target(schema.namespace)}: column ${name} is ${have}, which cannot hold field ${field.name} (${field.type}, a ${columnType(field.type)}); change the column or the source`,
+          'type',
+          false,
+        )
+      if (change === 'alter')
+        await session.run(
+          `ALTER TABLE ${table} ALTER COLUMN ${ident(name)} SET DATA TYPE ${columnType(field.type)}`,
+        )
+      if (change === 'rewrite') rewrites.set(name, rewriteExpression(ident(name), have, field.type))
+    }
+    if (rewrites.size > 0) {
+      // Snowflake changes no column's type class in place: the table is rewritten in one statement.
+      const select = [...columns.keys()]
+        .map((name) => (rewrites.has(name) ? `${rewrites.get(name)} AS ${ident(name)}` : ident(name)))
+        .join(', ')
+      await session.run(`CREATE OR REPLACE TABLE ${table} COPY GRANTS AS SELECT ${select} FROM ${table}`)
+    }
+    await this.describe(session, schema.namespace)
+  }
+
+  private table(name: string): string {
+    return `${configName(this.config.database)}.${configName(this.config.schema)}.${ident(name)}`
+  }
+
+  /** The stage a table's parts go to: the configured named stage, else the table's own. */
+  private stage(namespace: string): string {
+    if (this.config.stage) return `@${dottedName(this.config.stage)}`
+    return `@${configName(this.config.database)}.${configName(this.config.schema)}.%${ident(namespace)}`
+  }
+
+  private target(table: string): string {
+    return `table ${this.config.database}.${this.config.schema}.${table}`
+  }
+}
+
+/** The column holding `field`: its exact name, else one differing only in case. */
+function columnName(columns: Columns, field: Field): string {
+  return existingName(columns, field.name) ?? field.name
+}
+
+function existingName(columns: Columns, name: string): string | undefined {
+  if (columns.has(name)) return name
+  const lower = name.toLowerCase()
+  return [...columns.keys()].find((c) => c.toLowerCase() === lower)
+}
+
+async function rollback(session: Session): Promise<void> {
+  await session.run('ROLLBACK').catch(() => {})
+}
