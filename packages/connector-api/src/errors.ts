@@ -11,6 +11,22 @@ export class SkipprError extends Error {
   }
 }
 
+/**
+ * A remote service's failure (a warehouse API, a driver), as one line: the service's own reason
+ * (its error code or reason name) and whether a retry can help, so a sink classifies it once.
+ */
+export class ServiceError extends SkipprError {
+  constructor(
+    code: string,
+    message: string,
+    readonly reason: string,
+    readonly retryable: boolean,
+    cause?: unknown,
+  ) {
+    super(code, message, { cause })
+  }
+}
+
 export const CONFIG_INVALID = 'SKIPPR_CONFIG_INVALID'
 
 /** Bad configuration. The message is one line: where, what, how to fix. */

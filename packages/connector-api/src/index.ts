@@ -25,6 +25,7 @@ export {
   permanent,
   ROW_COUNT_MISMATCH,
   RowCountMismatchError,
+  ServiceError,
   SkipprError,
 } from './errors.js'
 export { BATCHES_TABLE, FENCED, FENCES_TABLE, FencedError } from './fencing.js'

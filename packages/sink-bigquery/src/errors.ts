@@ -3,23 +3,13 @@
  * the HTTP status (`code`) and `errors[].reason`; a job that ran and failed carries the same reasons
  * in `status.errorResult`. Network failures carry Node's error codes.
  */
-import { hasNetworkCode, SkipprError } from '@skippr/connector-api'
+import { hasNetworkCode, ServiceError } from '@skippr/connector-api'
 
 export const BIGQUERY_TRANSIENT = 'SKIPPR_BIGQUERY_TRANSIENT'
 export const BIGQUERY_REFUSED = 'SKIPPR_BIGQUERY_REFUSED'
 
 /** A failure of the BigQuery API or of a job, with its reason. */
-export class BigqueryError extends SkipprError {
-  constructor(
-    code: string,
-    message: string,
-    readonly reason: string,
-    readonly retryable: boolean,
-    cause?: unknown,
-  ) {
-    super(code, message, { cause })
-  }
-}
+export class BigqueryError extends ServiceError {}
 
 /** Reasons a retry may fix (BigQuery's error table: backendError, rateLimitExceeded, …). */
 const TRANSIENT_REASONS = new Set([

@@ -3,23 +3,13 @@
  * Snowflake's error code (`code`, e.g. 390100 for a refused login) and the SQL state; its own
  * network errors have codes 401001–402002 and Node's error codes beneath.
  */
-import { hasNetworkCode, SkipprError } from '@skippr/connector-api'
+import { hasNetworkCode, ServiceError } from '@skippr/connector-api'
 
 export const SNOWFLAKE_TRANSIENT = 'SKIPPR_SNOWFLAKE_TRANSIENT'
 export const SNOWFLAKE_REFUSED = 'SKIPPR_SNOWFLAKE_REFUSED'
 
-export class SnowflakeError extends SkipprError {
-  constructor(
-    code: string,
-    message: string,
-    /** Snowflake's error code, or `network`. */
-    readonly reason: string,
-    readonly retryable: boolean,
-    cause?: unknown,
-  ) {
-    super(code, message, { cause })
-  }
-}
+/** Snowflake's failure, with its reason (Snowflake's error code, or `network`). */
+export class SnowflakeError extends ServiceError {}
 
 interface DriverError {
   code?: unknown
