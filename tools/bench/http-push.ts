@@ -26,7 +26,7 @@
  *                             (slows it down: the ratios are then not the benchmark's)
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -35,11 +35,12 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { freePorts } from '@skippr/test-servers'
 import autocannon from 'autocannon'
+import { exited, untilListening } from './lib/child-server.js'
 import { topSelfTimes } from './lib/cpu-profile.js'
 import { committedRows, freshSchema, PG_URL } from './lib/postgres.js'
 import { machineLine, median, ratioCell, table, verdict } from './lib/report.js'
 import { inRotation } from './lib/rounds.js'
-import { cpuMsOf } from './lib/server-cpu.js'
+import { cpuMsOf, peakRssMbOf } from './lib/server-cpu.js'
 import { defaultsEnv, skipprdCli } from './lib/skipprd.js'
 
 const TARGET = 0.8
@@ -138,14 +139,8 @@ async function load(
     serverCpuMs,
     refused,
     timedOut,
-    peakRssMb: await peakRssMb(pid),
+    peakRssMb: await peakRssMbOf(pid),
   }
-}
-
-/** VmHWM of `pid`, in MB. */
-async function peakRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) / 1024
 }
 
 /** The first JSON line of `child`'s stdout that has `key`. */
@@ -161,24 +156,6 @@ async function lineWith(child: ChildProcess, key: string): Promise<Record<string
     if (parsed && key in parsed) return parsed
   }
   throw new Error(`the process ended without printing ${key}`)
-}
-
-async function untilAccepting(port: number, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`skipprd exited with ${child.exitCode} before listening`)
-    const answered = await fetch(`http://127.0.0.1:${port}/`, { method: 'GET' }).then(
-      () => true,
-      () => false,
-    )
-    if (answered) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`skipprd did not listen on ${port} within 30 s`)
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }
 
 /** skippr.yml of a run: the HttpServer source on `port`, and `sink` (lines of data_sinks) when given. */
@@ -217,7 +194,7 @@ async function startSkipprd(
     { env, stdio: ['ignore', 'ignore', 'inherit'] },
   )
   const ended = exited(child)
-  await untilAccepting(port, child)
+  await untilListening(port, child)
   return {
     port,
     child,

@@ -19,8 +19,7 @@
  *       SKIPPR_TEST_PG_URL   the PostgreSQL server (default: the local `test` database)
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { connect } from 'node:net'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -29,9 +28,11 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Sender } from '@skippr/sf'
 import { freePorts } from '@skippr/test-servers'
+import { exited, untilListening } from './lib/child-server.js'
 import { committedRows, freshSchema, PG_URL } from './lib/postgres.js'
 import { machineLine, median, ratioCell, table } from './lib/report.js'
 import { inRotation } from './lib/rounds.js'
+import { peakRssMbOf } from './lib/server-cpu.js'
 import { defaultsEnv, skipprdCli } from './lib/skipprd.js'
 
 /** Records sent before awaiting their appends, as a busy producer keeps appends in flight. */
@@ -86,24 +87,6 @@ async function send(port: number, round: number, side: string): Promise<void> {
     await rm(sfDir, { recursive: true, force: true })
   }
 }
-
-async function untilListening(port: number, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`skipprd exited with ${child.exitCode} before listening`)
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false))
-      socket.unref()
-      setTimeout(() => socket.destroy(), 1000).unref()
-    })
-    if (open) return
-    await sleep(100)
-  }
-  throw new Error(`skipprd did not listen on ${port} within 30 s`)
-}
-
-const exited = (child: ChildProcess): Promise<number | null> =>
-  new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 
 interface Run {
   readonly seconds: number
@@ -249,12 +232,6 @@ async function backpressureRun(): Promise<{ taken: number; stalls: number; peakR
     await rm(dataDir, { recursive: true, force: true })
     await rm(sfDir, { recursive: true, force: true })
   }
-}
-
-/** VmHWM of `pid`, in MB. */
-async function peakRssMbOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) / 1024
 }
 
 const rate = (seconds: readonly number[]) =>

@@ -39,3 +39,9 @@ export async function withServerCpu<T extends object>(
   const result = await task()
   return { ...result, serverCpuMs: (await cpuMsOf(pid)) - before }
 }
+
+/** The process's peak resident set size (VmHWM), in MB. */
+export async function peakRssMbOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) / 1024
+}

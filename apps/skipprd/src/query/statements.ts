@@ -37,7 +37,8 @@ export type AdminStatement =
       readonly change: Exclude<SchemaChange, { kind: 'replace' }>
     }
 
-const NAME = '("(?:[^"]|"")+"|[A-Za-z0-9_-]+)'
+/** A name as the statements write it (the grammar above); `unquote` gives the name itself. */
+export const NAME = '("(?:[^"]|"")+"|[A-Za-z0-9_-]+)'
 const PIPELINE_STATEMENT = new RegExp(
   String.raw`^(ENABLE|DISABLE|RESET|DROP|SHOW)\s+PIPELINE\s+${NAME}$`,
   'i',
@@ -170,7 +171,7 @@ function describeChange(change: AlterChange): string {
   }
 }
 
-function unquote(name: string): string {
+export function unquote(name: string): string {
   return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name
 }
 

@@ -8,6 +8,7 @@
  * and is not shown: this is a view of the WAL, not of the destination.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
+import { NAME, unquote } from './statements.js'
 
 /** How often a STREAM looks for newly committed batches. */
 export const STREAM_POLL_MS = 250
@@ -23,7 +24,6 @@ export interface StreamStatement {
   readonly limit: number | undefined
 }
 
-const NAME = '("(?:[^"]|"")+"|[A-Za-z0-9_-]+)'
 const STREAM_STATEMENT = new RegExp(
   String.raw`^STREAM\s+(.+?)\s+FROM\s+${NAME}\.${NAME}(?:\s+WHERE\s+(.+?))?(?:\s+ORDER\s+BY\s+(.+?))?(?:\s+LIMIT\s+(\d+))?$`,
   'is',
@@ -42,10 +42,6 @@ export function parseStreamStatement(statement: string): StreamStatement | undef
     orderBy: m[5]?.trim(),
     limit: m[6] === undefined ? undefined : Number(m[6]),
   }
-}
-
-function unquote(name: string): string {
-  return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name
 }
 
 /** One look: the rows of the batches after `afterSeq` up to the newest loaded (at most `limit`), and that seq. */
