@@ -21,14 +21,16 @@ const DB_URL = SERVER_URL.replace(/\/[^/]*$/, `/${DATABASE}`)
 /** Nothing listens on port 1. */
 const DOWN_URL = DB_URL.replace(/@[^/]+\//, '@127.0.0.1:1/')
 const made: Project[] = []
-let db: pg.Pool
+/** One client, not a pool: its `end()` waits for the connection to close, before the database is dropped. */
+let db: pg.Client
 
 beforeAll(async () => {
   const admin = new pg.Client({ connectionString: SERVER_URL })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${DATABASE}`)
   await admin.end()
-  db = new pg.Pool({ connectionString: DB_URL, max: 2 })
+  db = new pg.Client({ connectionString: DB_URL })
+  await db.connect()
 })
 afterAll(async () => {
   for (const p of made) await p.remove()
