@@ -79,6 +79,19 @@ async function resolveConnector(
   return { entry, type, definition, config, secrets }
 }
 
+/** The definition of a sink entry's connector, its config neither checked nor resolved. */
+export async function sinkDefinitionOf(
+  file: ConfigFile,
+  entry: string,
+  section: Exclude<ConnectorSection, 'data_sources'> = 'data_sinks',
+): Promise<SinkDefinition> {
+  const raw = file.data[section]?.[entry]
+  if (!raw)
+    throw new ConfigError(`${file.label}: ${section}.${entry} is not defined: define it under ${section}`)
+  const [type] = Object.keys(raw) as [string]
+  return (await loadDefinition(file, section, entry, type)) as SinkDefinition
+}
+
 async function loadDefinition(
   file: ConfigFile,
   section: ConnectorSection,

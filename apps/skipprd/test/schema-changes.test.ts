@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseAdminStatement } from '../src/query/statements.js'
 import { type AppliedSchema, evolveSaved } from '../src/schema/applied.js'
+import { describeRename } from '../src/schema/apply.js'
 import { changedSchema } from '../src/schema/changes.js'
 import { parseSchemaFile } from '../src/schema/file.js'
 import { relayout } from '../src/schema/relayout.js'
@@ -33,13 +34,30 @@ describe('changedSchema', () => {
       primaryKey: ['id'],
       fields: [
         { name: 'id', type: 'long', nullable: false },
-        { name: 'remark', type: 'string', nullable: true },
+        { name: 'remark', type: 'string', nullable: true, formerNames: ['note'] },
       ],
       sourceFields: saved.fields,
       from: { remark: ['note', 'old_note'] },
     })
     const widened = changedSchema(next, { kind: 'type', column: 'id', type: 'string' })
     expect(widened.fields[0]).toEqual({ name: 'id', type: 'string', nullable: false })
+  })
+
+  it('keeps every former name of a field renamed again, and the names through a replace', () => {
+    let next = changedSchema(saved, { kind: 'rename', column: 'note', to: 'remark' })
+    next = changedSchema(next, { kind: 'rename', column: 'remark', to: 'comment' })
+    expect(next.fields[2]).toEqual({ name: 'comment', type: 'string', formerNames: ['note', 'remark'] })
+    // Back to an old name: that name is the field's own again, not a former one.
+    expect(changedSchema(next, { kind: 'rename', column: 'comment', to: 'note' }).fields[2]).toEqual({
+      name: 'note',
+      type: 'string',
+      formerNames: ['remark', 'comment'],
+    })
+    const replaced = changedSchema(next, {
+      kind: 'replace',
+      fields: [...next.fields.map(({ formerNames: _, ...f }) => f), { name: 'extra', type: 'int' }],
+    })
+    expect(replaced.fields[2]?.formerNames).toEqual(['note', 'remark'])
   })
 
   it('returns the saved schema itself when nothing changes (no new version)', () => {
@@ -211,5 +229,19 @@ describe('parseSchemaFile', () => {
     expect(refusal('[1]')).toContain('s.json: not a JSON object: write {"fields":')
     expect(refusal('{"fields":')).toMatch(/^s\.json: not JSON \(/)
     expect(refusal('{"fields":[]}')).toContain('fields is not a non-empty array')
+  })
+})
+
+describe('describeRename', () => {
+  const sinks = [
+    { entry: 'data_sinks.warehouse', definition: { type: 'Postgres', renamesColumns: true } },
+    { entry: 'data_sinks.lake', definition: { type: 'S3' } },
+  ] as unknown as Parameters<typeof describeRename>[1]
+  it('says which destinations rename the column on the next sync and which keep the old name', () => {
+    expect(describeRename({ kind: 'rename', column: 'a', to: 'b' }, sinks)).toEqual([
+      "data_sinks.warehouse (Postgres) renames column 'a' to 'b' on the next sync.",
+      "data_sinks.lake (S3) does not rename columns: what it landed so far keeps 'a', rows from the next sync land as 'b'.",
+    ])
+    expect(describeRename({ kind: 'drop', column: 'a' }, sinks)).toEqual([])
   })
 })

@@ -121,7 +121,13 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
       ].join('; '),
     )
     expect(altered.stderr).toBe('')
-    expect(altered.stdout.trim().split('\n')).toEqual([saved(2, 8), saved(3, 8), saved(4, 8), saved(5, 7)])
+    expect(altered.stdout.trim().split('\n')).toEqual([
+      saved(2, 8),
+      saved(3, 8),
+      "data_sinks.warehouse (Postgres) renames column 'bike_id' to 'bike' on the next sync.",
+      saved(4, 8),
+      saved(5, 7),
+    ])
     const { fields } = (await show('rentals')) as { fields: { name: string; field_type: string }[] }
     expect(fields.map((f) => `${f.name} ${f.field_type}`)).toEqual([
       'rental_id long',
@@ -142,10 +148,10 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
         'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
         [schema, 'rentals'],
       )
-      // Added and widened by the sink; the dropped and renamed-away columns keep the rows landed before.
+      // Renamed, added and widened by the sink; the dropped and merged-away columns keep the rows landed before.
       expect(columns.rows.map((r: Row) => `${r.column_name} ${r.data_type}`)).toEqual([
         'rental_id bigint',
-        'bike_id integer',
+        'bike integer',
         'start_station integer',
         'end_station integer',
         'start_time timestamp with time zone',
@@ -153,11 +159,10 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
         'duration_s bigint',
         'member_type text',
         'distance_km double precision',
-        'bike integer',
       ])
       const halves = await client.query(
         `SELECT rental_id > 100 AS later, count(*)::int AS rows, count(DISTINCT rental_id)::int AS ids,
-                count(bike)::int AS bike, count(bike_id)::int AS bike_id, count(end_station)::int AS end_station,
+                count(bike)::int AS bike, count(end_station)::int AS end_station,
                 count(distance_km)::int AS distance_km, count(start_station)::int AS start_station
          FROM "${schema}".rentals GROUP BY 1 ORDER BY 1`,
       )
@@ -166,8 +171,7 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
           later: false,
           rows: 100,
           ids: 100,
-          bike: 0,
-          bike_id: 100,
+          bike: 100,
           end_station: 100,
           distance_km: 100,
           start_station: 100,
@@ -177,7 +181,6 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
           rows: 100,
           ids: 100,
           bike: 100,
-          bike_id: 0,
           end_station: 0,
           distance_km: 0,
           start_station: 100,
@@ -364,6 +367,9 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
         `ALTER TABLE shop.${table} DROP COLUMN b; ALTER TABLE shop.${table} RENAME COLUMN a TO alpha`,
       ])
       expect(altered).toMatchObject({ code: 0, stderr: '' })
+      expect(altered.stdout).toContain(
+        "data_sinks.warehouse (Duckdb) renames column 'a' to 'alpha' on the next sync.",
+      )
       await source.query(`ALTER TABLE ${table} ADD COLUMN c boolean`)
       await source.query(
         `INSERT INTO ${table} SELECT i, 'a' || i, i, i % 2 = 0 FROM generate_series(51, 80) i`,
@@ -380,13 +386,14 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
       })
       const landed = await duckdb(
         path.join(p.dir, 'warehouse.duckdb'),
-        `SELECT id > 50 AS later, count(*)::INT AS rows, count(a)::INT AS a, count(b)::INT AS b,
-                count(alpha)::INT AS alpha, count(c)::INT AS c, bool_and(alpha IS NULL OR alpha = 'a' || id) AS exact
+        `SELECT id > 50 AS later, count(*)::INT AS rows, count(b)::INT AS b,
+                count(alpha)::INT AS alpha, count(c)::INT AS c, bool_and(alpha = 'a' || id) AS exact
          FROM main.${table} GROUP BY 1 ORDER BY 1`,
       )
+      // The rename reached the table: the rows landed before are under the new name too.
       expect(landed).toEqual([
-        { later: false, rows: 50, a: 50, b: 50, alpha: 0, c: 0, exact: true },
-        { later: true, rows: 30, a: 0, b: 0, alpha: 30, c: 30, exact: true },
+        { later: false, rows: 50, b: 50, alpha: 50, c: 0, exact: true },
+        { later: true, rows: 30, b: 0, alpha: 30, c: 30, exact: true },
       ])
     } finally {
       await source.query(`DROP TABLE IF EXISTS ${table}`)

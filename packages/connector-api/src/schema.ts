@@ -21,6 +21,21 @@ export interface Field {
   readonly type: FieldType
   /** Defaults to true: sources rarely prove a column can never be null. */
   readonly nullable?: boolean
+  /**
+   * The names this field had in earlier schema versions, oldest first (set by a user's RENAME
+   * COLUMN). A sink whose table lacks a column of `name` renames the latest of them it has
+   * (`formerColumn`) instead of adding an empty column beside the old one.
+   */
+  readonly formerNames?: readonly string[]
+}
+
+/**
+ * The existing column that holds `field` under a former name: the latest of its `formerNames` that
+ * `hasColumn` accepts, when none of `field.name` exists. Undefined when there is nothing to rename.
+ */
+export function formerColumn(field: Field, hasColumn: (name: string) => boolean): string | undefined {
+  if (hasColumn(field.name)) return undefined
+  return [...(field.formerNames ?? [])].reverse().find(hasColumn)
 }
 
 export interface NamespaceSchema {

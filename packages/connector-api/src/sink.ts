@@ -103,6 +103,11 @@ export interface SinkDefinition<Config = unknown> extends ConnectorDefinition<Co
   readonly guarantee: Guarantee
   create(config: Config, context: ConnectorContext): Sink | Promise<Sink>
   /**
+   * True when `prepare` renames the column of a field a user renamed (`Field.formerNames`).
+   * Otherwise the table keeps the old column, with the rows landed before, and gains the new one.
+   */
+  readonly renamesColumns?: boolean
+  /**
    * Optional: the destination's own bulk load, for `skipprd benchmark`. A sink without one is
    * benchmarked alone, with nothing to compare its rate with.
    */

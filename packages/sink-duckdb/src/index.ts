@@ -8,6 +8,7 @@ export const sink: SinkDefinition<DuckdbConfig> = {
   kind: 'sink',
   type: 'Duckdb',
   guarantee: 'exactly-once',
+  renamesColumns: true,
   config: duckdbConfig,
   secretFields: [],
   create: (config, context) => new DuckdbSink(config, context),

@@ -1,6 +1,6 @@
 /**
- * Creates a namespace's table and evolves it: new fields become new columns, a column's type only
- * ever widens (`widenFieldType`), so data already landed is never narrowed.
+ * Creates a namespace's table and evolves it: new fields become new columns, a column a user
+ * renamed (`Field.formerNames`) is renamed, a column's type only ever widens (`widenFieldType`), so data already landed is never narrowed.
  *
  * The schema's primary key is not declared: DuckDB keeps an index per key, which slows bulk loads
  * and blocks ALTER COLUMN TYPE, and a source that repeats a key (an updated row) would make the
@@ -8,7 +8,7 @@
  */
 import type { DuckDBConnection, DuckDBMaterializedResult } from '@duckdb/node-api'
 import type { NamespaceSchema } from '@skippr/connector-api'
-import { widenFieldType } from '@skippr/connector-api'
+import { formerColumn, widenFieldType } from '@skippr/connector-api'
 import { columnType, fieldTypeOf, ident, literal } from './sql.js'
 import { BEGIN, rollBack } from './transaction.js'
 
@@ -43,6 +43,12 @@ function evolution(table: string, schema: NamespaceSchema, existing: Map<string,
   const statements: string[] = []
   for (const field of schema.fields) {
     // DuckDB identifiers are case-insensitive even when quoted.
+    const former = formerColumn(field, (name) => existing.has(name.toLowerCase()))
+    if (former !== undefined) {
+      statements.push(`ALTER TABLE ${table} RENAME COLUMN ${ident(former)} TO ${ident(field.name)}`)
+      existing.set(field.name.toLowerCase(), existing.get(former.toLowerCase()) as string)
+      existing.delete(former.toLowerCase())
+    }
     const dataType = existing.get(field.name.toLowerCase())
     if (dataType === undefined) {
       statements.push(`ALTER TABLE ${table} ADD COLUMN ${ident(field.name)} ${columnType(field.type)}`)

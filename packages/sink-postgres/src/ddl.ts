@@ -1,10 +1,10 @@
 /**
- * Tables follow the schemas they receive: created when missing, new columns added, types widened,
- * never narrowed or dropped. All DDL of one sink schema runs under one advisory lock, so two
+ * Tables follow the schemas they receive: created when missing, new columns added, a column a user
+ * renamed (`Field.formerNames`) renamed, types widened, never narrowed or dropped. All DDL of one sink schema runs under one advisory lock, so two
  * writers preparing the same table at once do not race each other's CREATE or ALTER.
  */
 import type { FieldType, NamespaceSchema } from '@skippr/connector-api'
-import { BATCHES_TABLE, FENCES_TABLE, widenFieldType } from '@skippr/connector-api'
+import { BATCHES_TABLE, FENCES_TABLE, formerColumn, widenFieldType } from '@skippr/connector-api'
 import pg from 'pg'
 
 const SQL_TYPES: Record<FieldType, string> = {
@@ -72,6 +72,14 @@ export async function prepareTable(
       const columns = ns.fields.map((f) => `${pg.escapeIdentifier(f.name)} ${SQL_TYPES[f.type]}`)
       await client.query(`CREATE TABLE ${table} (${columns.join(', ')})`)
     } else {
+      // RENAME cannot share an ALTER TABLE with other actions.
+      for (const [from, to] of renames(existing, ns)) {
+        await client.query(
+          `ALTER TABLE ${table} RENAME COLUMN ${pg.escapeIdentifier(from)} TO ${pg.escapeIdentifier(to)}`,
+        )
+        existing.set(to, existing.get(from) as string)
+        existing.delete(from)
+      }
       const changes = alterations(existing, ns)
       if (changes.length > 0) await client.query(`ALTER TABLE ${table} ${changes.join(', ')}`)
     }
@@ -134,6 +142,14 @@ async function columnTypes(
     if (!exists.rows[0]?.found) return undefined
   }
   return new Map(rows.map((r) => [r.name, r.type]))
+}
+
+/** [column, field] for each field whose column the table holds under a former name (a user's RENAME COLUMN). */
+function renames(existing: Map<string, string>, ns: NamespaceSchema): [string, string][] {
+  return ns.fields.flatMap((field) => {
+    const former = formerColumn(field, (name) => existing.has(name))
+    return former === undefined ? [] : [[former, field.name] as [string, string]]
+  })
 }
 
 function alterations(existing: Map<string, string>, ns: NamespaceSchema): string[] {

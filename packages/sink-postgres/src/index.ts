@@ -30,6 +30,7 @@ export const sink: SinkDefinition<PostgresSinkConfig> = {
   kind: 'sink',
   type: 'Postgres',
   guarantee: 'exactly-once',
+  renamesColumns: true,
   config: postgresSinkConfig,
   secretFields: ['connection_string'],
   create: (config, context) => new PostgresSink(config, context.logger),

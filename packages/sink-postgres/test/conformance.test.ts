@@ -1,10 +1,11 @@
-import { exactlyOnceSuite } from '@skippr/conformance'
+import { exactlyOnceSuite, renameColumnSuite, type SinkHarness } from '@skippr/conformance'
+import { sink } from '../src/index.js'
 import type { TestDb } from './db.js'
 import { freshSchema } from './db.js'
 
 let db: TestDb
 
-exactlyOnceSuite({
+const harness: SinkHarness = {
   name: 'postgres',
   async setup() {
     db = await freshSchema()
@@ -16,4 +17,6 @@ exactlyOnceSuite({
   async cleanup() {
     await db.drop()
   },
-})
+}
+exactlyOnceSuite(harness)
+renameColumnSuite(sink, harness)

@@ -11,6 +11,12 @@ export type { ObjectStoreHarness } from './object-store.js'
 export { objectStoreSuite } from './object-store.js'
 export type { StateBackendHarness } from './state-backend.js'
 export { stateBackendSuite } from './state-backend.js'
-export { atLeastOnceSuite, exactlyOnceSuite, landingSuite, overwriteOnRetrySuite } from './suites.js'
+export {
+  atLeastOnceSuite,
+  exactlyOnceSuite,
+  landingSuite,
+  overwriteOnRetrySuite,
+  renameColumnSuite,
+} from './suites.js'
 export type { WalBackendHarness } from './wal-backend.js'
 export { walBackendSuite } from './wal-backend.js'

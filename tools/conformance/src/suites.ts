@@ -2,10 +2,12 @@
  * One suite per guarantee tier. Each defines a vitest `describe` block; a sink package calls the
  * suite of its tier from a test file with a harness for its real destination.
  */
-import { describe } from 'vitest'
+import type { SinkDefinition } from '@skippr/connector-api'
+import { describe, expect, it } from 'vitest'
 import { atLeastOnceCases } from './at-least-once.js'
 import type { SinkHarness } from './harness.js'
 import { landingCases } from './landing.js'
+import { renameCases } from './rename.js'
 import { retryCases } from './retry.js'
 import { useSession } from './session.js'
 import { transactionalCases } from './transactional.js'
@@ -24,6 +26,16 @@ export function exactlyOnceSuite(harness: SinkHarness): void {
     landingCases(session)
     retryCases(session, { repeatStatus: ['already-landed'] })
     transactionalCases(session)
+  })
+}
+
+/** For a sink that declares `renamesColumns`: a renamed field's column is renamed, its rows kept. */
+export function renameColumnSuite(definition: SinkDefinition, harness: SinkHarness): void {
+  describe(`${harness.name}: column rename conformance`, () => {
+    it('declares renamesColumns, so skipprd tells users a rename reaches this destination', () => {
+      expect(definition.renamesColumns).toBe(true)
+    })
+    renameCases(useSession(harness))
   })
 }
 

@@ -4,7 +4,7 @@
  * data directory, once, and only when first needed. Opening one never takes a lease: LMDB lets
  * this process read while a sync writes.
  */
-import type { Sink } from '@skippr/connector-api'
+import type { Sink, SinkDefinition } from '@skippr/connector-api'
 import type { PipelineState, StateStore } from '@skippr/state'
 import type { Logger } from 'pino'
 import type { ConfigFile } from '../config/load.js'
@@ -14,7 +14,7 @@ import {
   pipelineSettings,
   type RuntimeFlags,
 } from '../config/settings.js'
-import { resolveSink } from '../connectors.js'
+import { resolveSink, sinkDefinitionOf } from '../connectors.js'
 import { connectorLogger } from '../logging.js'
 import { openPipelineStore } from '../runner/state-store.js'
 import { checkWalStorage } from '../runner/wal-backend.js'
@@ -71,6 +71,21 @@ export class PipelineCatalog {
       this.warehouses.set(settings.name, found)
     }
     return found
+  }
+
+  /** The pipeline's data sink and its schema sink, each as `data_sinks.<entry>` with its definition (config not read). */
+  async tableSinks(
+    settings: PipelineSettings,
+  ): Promise<{ readonly entry: string; readonly definition: SinkDefinition }[]> {
+    const entries: [string, 'data_sinks' | 'schema_sinks'][] = []
+    if (settings.sinkEntry !== undefined) entries.push([settings.sinkEntry, 'data_sinks'])
+    if (settings.schemaSinkEntry !== undefined) entries.push([settings.schemaSinkEntry, 'schema_sinks'])
+    return Promise.all(
+      entries.map(async ([entry, section]) => ({
+        entry: `${section}.${entry}`,
+        definition: await sinkDefinitionOf(this.file, entry, section),
+      })),
+    )
   }
 
   /** The pipeline's deadletter sink, opened; undefined when it has none. */

@@ -8,6 +8,7 @@
  * Hence one refusal here: a rename or merge while rows of the namespace are pending in the WAL,
  * which would land (or, without a data_sink, read) under the old name beside the new one.
  */
+import type { SinkDefinition } from '@skippr/connector-api'
 import type { JsonValue } from '@skippr/state'
 import type { PipelineHandle } from '../query/catalog.js'
 import { NamespaceNotFoundError } from '../query/errors.js'
@@ -89,4 +90,20 @@ export function describeApplied(pipeline: string, applied: readonly AppliedChang
         : `Schema of ${pipeline}.${namespace} unchanged (version ${version}).`,
     )
     .join('\n')
+}
+
+/**
+ * What a RENAME COLUMN does in the pipeline's destinations on the next sync: a sink that
+ * `renamesColumns` renames the table's column; any other keeps what it landed under the old name.
+ */
+export function describeRename(
+  change: SchemaChange,
+  sinks: readonly { readonly entry: string; readonly definition: SinkDefinition }[],
+): string[] {
+  if (change.kind !== 'rename') return []
+  return sinks.map(({ entry, definition }) =>
+    definition.renamesColumns
+      ? `${entry} (${definition.type}) renames column '${change.column}' to '${change.to}' on the next sync.`
+      : `${entry} (${definition.type}) does not rename columns: what it landed so far keeps '${change.column}', rows from the next sync land as '${change.to}'.`,
+  )
 }

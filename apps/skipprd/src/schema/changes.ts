@@ -7,7 +7,7 @@
  *   source columns it had by its name; a new name takes the source column of that name, if any.
  * - `drop`: the field is gone; the source's column is no longer read.
  * - `type`: the field's type, which may only widen (int → long → double, date → timestamp, any → string).
- * - `rename`: the field, in its place, under a new name.
+ * - `rename`: the field, in its place, under a new name; its old names kept in `formerNames`.
  * - `merge a into b`: `b` takes `a`'s value where its own is NULL, widened to hold both; `a` is gone.
  */
 import { type Field, type FieldType, widenFieldType } from '@skippr/connector-api'
@@ -51,7 +51,8 @@ export function changedSchema(current: AppliedSchema, change: SchemaChange): App
           from[next.name] = [next.name]
           return next
         }
-        return { ...next, type: widened(before, next.type) }
+        const formerNames = before.formerNames === undefined ? {} : { formerNames: before.formerNames }
+        return { ...next, type: widened(before, next.type), ...formerNames }
       })
       const names = new Set(fields.map((f) => f.name))
       for (const f of current.fields)
@@ -77,7 +78,9 @@ export function changedSchema(current: AppliedSchema, change: SchemaChange): App
         refuse(
           `it already has a column '${change.to}': MERGE COLUMN ${change.column} INTO ${change.to} joins two`,
         )
-      fields = current.fields.map((f) => (f === before ? { ...f, name: change.to } : f))
+      // The destination's table is renamed on the next sync where the sink can (formerColumn).
+      const formerNames = [...(before.formerNames ?? []), before.name].filter((n) => n !== change.to)
+      fields = current.fields.map((f) => (f === before ? { ...f, name: change.to, formerNames } : f))
       from[change.to] = from[change.column] ?? [change.column]
       break
     }
