@@ -8,6 +8,7 @@ import { freePorts } from '@skippr/test-servers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { exited, runCli, spawnCli } from './support/cli.js'
 import { bikehireConfig, type Project, project } from './support/project.js'
+import { scrape } from './support/scrape.js'
 
 /** Enough that a scrape lands in the middle of the run. */
 const ROWS = 2_000_000
@@ -19,20 +20,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await p.remove()
 })
-
-/** The samples of one scrape: `name{labels}` (labels sorted by name) → value. */
-async function scrape(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  const samples = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue
-    const at = line.lastIndexOf(' ')
-    const [, name = '', labels] = /^([^{]+)(?:\{(.*)\})?$/.exec(line.slice(0, at)) ?? []
-    const sorted = labels === undefined ? '' : `{${labels.split(',').sort().join(',')}}`
-    samples.set(`${name}${sorted}`, Number(line.slice(at + 1)))
-  }
-  return samples
-}
 
 const LABELS = 'namespace="rentals",pipeline="bikehire"'
 

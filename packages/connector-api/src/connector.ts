@@ -1,5 +1,6 @@
 import type { ConfigSchema } from './config.js'
 import type { Logger } from './logger.js'
+import type { Meter } from './meter.js'
 
 /** What the runner hands a connector when it creates one. */
 export interface ConnectorContext {
@@ -9,6 +10,8 @@ export interface ConnectorContext {
   readonly dataDir: string
   readonly pipeline: string
   readonly logger: Logger
+  /** Where the connector's own metrics go; absent when nothing serves metrics. */
+  readonly meter?: Meter
 }
 
 /**

@@ -30,11 +30,15 @@ export async function deliverBatch(
 ): Promise<void> {
   const last = batch[batch.length - 1]!.fsn
   const fresh = session.fresh(batch)
+  const { counters } = settings
+  counters.framesReceived += batch.length
+  counters.framesReplayed += batch.length - fresh.length
   if (fresh.length > 0) {
     const drops = await handOver(settings, channel, fresh)
     if (drops === 'halted') return
     session.handled(last, settings.durableMode)
     for (const d of drops) channel.send(encodeError('DROP', d.fsn, d.reason))
+    counters.errorsSent.DROP += drops.length
   }
   acknowledge(session, channel, last)
 }

@@ -19,6 +19,8 @@ export {
   SenderServerError,
   WireFormatError,
 } from './errors.js'
+export type { MetricLabels, MetricView } from './metrics.js'
+export { senderMetrics } from './metrics.js'
 export { listOrphanSlots } from './orphans.js'
 export type {
   DeliveredPosition,
@@ -31,6 +33,7 @@ export type {
   ReceiverOptions,
 } from './receiver.js'
 export { createReceiver } from './receiver.js'
+export type { ReceiverCounters } from './receiver-counters.js'
 export type { SenderHandlers } from './sender.js'
 export { Sender } from './sender.js'
 export type { SenderOptions, SfDurability } from './sender-config.js'

@@ -66,6 +66,7 @@ export class ReceiverConnection implements SessionConnection {
       clearTimeout(this.helloTimer)
       this.closed = true
       onClosed(this)
+      if (this.welcomed) this.settings.counters.sendersConnected--
       if (this.id !== undefined) this.sessions.release(this.id, this)
     })
   }
@@ -91,6 +92,7 @@ export class ReceiverConnection implements SessionConnection {
 
   halt(fsn: bigint, message: string, closeWith = 'sender halted by the application'): void {
     this.send(encodeError('HALT', fsn, message))
+    this.settings.counters.errorsSent.HALT++
     this.queue.clear()
     this.close(CLOSE_HALTED, closeWith)
   }
@@ -160,6 +162,8 @@ export class ReceiverConnection implements SessionConnection {
         this.accepted = true
         this.ws.send(encodeWelcome(maxFrameBytes))
         this.welcomed = true
+        this.settings.counters.sessionsOpened++
+        this.settings.counters.sendersConnected++
       },
       (e) => this.fail(e),
     )

@@ -6,6 +6,7 @@
 import type { Server as HttpServer } from 'node:http'
 import type { Server as HttpsServer } from 'node:https'
 import { defaultLogger } from './logger.js'
+import { newReceiverCounters, type ReceiverCounters } from './receiver-counters.js'
 import type { Frame } from './wire.js'
 
 export interface ReceivedBatch {
@@ -111,6 +112,8 @@ export interface Receiver {
   readonly url: string
   /** Confirms that every frame of `senderId` up to `fsn` is durable (with `durableAck: 'manual'`). */
   markDurable(senderId: string, fsn: bigint): void
+  /** A snapshot of the counters (sessions, frames, replays, error frames sent). */
+  counters(): ReceiverCounters
   /**
    * Closes the receiver's connections. A server of its own is closed too; an attached server is left
    * running, without the receiver's `upgrade` handler.
@@ -126,6 +129,8 @@ export interface ReceiverSettings {
   /** `delivered()` as a position; undefined without the option. */
   delivered: ((senderId: string, slotId: string | undefined) => Promise<DeliveredPosition>) | undefined
   report(error: Error, senderId: string | undefined): void
+  /** Counted by the connections and the delivery. */
+  counters: ReceiverCounters
 }
 
 const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -144,5 +149,6 @@ export function resolveSettings(options: ReceiverBaseOptions): ReceiverSettings 
         return typeof held === 'bigint' ? { fsn: held } : held
       }),
     report: options.onError ?? ((e, id) => defaultLogger.warn(`receiver: ${e.message}`, { senderId: id })),
+    counters: newReceiverCounters(),
   }
 }

@@ -64,6 +64,10 @@ export async function createReceiver(options: ReceiverOptions): Promise<Receiver
     markDurable(senderId, fsn) {
       sessions.get(senderId).markDurable(fsn)
     },
+    counters() {
+      const { counters } = settings
+      return { ...counters, errorsSent: { ...counters.errorsSent } }
+    },
     async close() {
       const closing = endpoint.close()
       const sockets = [...connections].map((conn) => conn.ws)

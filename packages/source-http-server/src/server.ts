@@ -29,6 +29,7 @@ import { decodePayload, PushQueue, parsePushOffset } from '@skippr/push-source'
 import { type Answer, committed, failed, tooLarge, unauthorized, walFull } from './answer.js'
 import { type HttpServerConfig, listenAddress } from './config.js'
 import { IdempotencyKeys, type KeyState, MAX_KEY_LENGTH } from './keys.js'
+import { HttpServerMetrics } from './metrics.js'
 
 const NAMESPACE = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -40,6 +41,7 @@ export class HttpServerSource implements Source {
   private readonly token: Buffer | undefined
   /** The WAL is at its cap (`walFull`): new requests are answered 429 until a commit goes through. */
   private refusing = false
+  private readonly metrics = new HttpServerMetrics()
 
   constructor(
     private readonly config: HttpServerConfig,
@@ -49,6 +51,7 @@ export class HttpServerSource implements Source {
     this.queue = new PushQueue({ maxPendingBytes: config.max_pending_bytes })
     this.keys = this.newKeys([])
     this.token = config.token === undefined ? undefined : Buffer.from(`Bearer ${config.token}`)
+    if (context.meter) this.metrics.publish(context.meter)
   }
 
   /** A push source holds no data of its own: its namespaces appear with the first requests. */
@@ -105,10 +108,11 @@ export class HttpServerSource implements Source {
   private async listen(): Promise<void> {
     const tls = this.tlsOptions()
     const handler = (request: IncomingMessage, response: ServerResponse) => {
-      this.handle(request).then(
-        (answer) => send(response, answer, this.server === undefined),
-        (error: unknown) => send(response, failed(error), this.server === undefined),
-      )
+      const reply = (answer: Answer) => {
+        this.metrics.answered(answer.status)
+        send(response, answer, this.server === undefined)
+      }
+      this.handle(request).then(reply, (error: unknown) => reply(failed(error)))
     }
     const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler)
     const { host, port } = listenAddress(this.config.listen)
@@ -150,6 +154,7 @@ export class HttpServerSource implements Source {
       }
     const body = await readBody(request, this.config.max_request_bytes)
     if (body === undefined) return tooLarge(this.config.max_request_bytes)
+    this.metrics.received(body.length)
     const key = request.headers['idempotency-key']
     const idempotencyKey = typeof key === 'string' && key.length > 0 ? key : undefined
     if (idempotencyKey !== undefined && idempotencyKey.length > MAX_KEY_LENGTH)
@@ -162,12 +167,16 @@ export class HttpServerSource implements Source {
       const earlier = this.keys.outcome(idempotencyKey, now)
       if (earlier) return committed(await earlier, true)
     }
-    if (this.refusing) return walFull
+    if (this.refusing) {
+      this.metrics.refusedWalFull()
+      return walFull
+    }
     const decoded = decodePayload(body, this.config.format)
     const started = idempotencyKey === undefined ? undefined : this.keys.begin(idempotencyKey, now)
     try {
       await this.queue.push({ namespace, decoded, state: this.keys.state(now) })
       started?.done(decoded.rows)
+      this.metrics.accepted(decoded.rows)
       return committed(decoded.rows)
     } catch (error) {
       started?.fail(error)

@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { type SourceChunk, silentLogger } from '@skippr/connector-api'
+import { type Meter, type MeterRead, type SourceChunk, silentLogger } from '@skippr/connector-api'
 import * as v from 'valibot'
 import { afterEach, describe, expect, it } from 'vitest'
 import { httpServerConfig } from '../src/config.js'
@@ -20,13 +20,14 @@ function freePort(): Promise<number> {
 }
 
 /** A source read by a stand-in runner that commits every chunk `commitAfterMs` after it arrives. */
-async function serve(config: Record<string, unknown>, from?: unknown, commit = true) {
+async function serve(config: Record<string, unknown>, from?: unknown, commit = true, meter?: Meter) {
   const port = await freePort()
   const source = new HttpServerSource(v.parse(httpServerConfig, { listen: `127.0.0.1:${port}`, ...config }), {
     configDir: '.',
     dataDir: '.',
     pipeline: 'p',
     logger: silentLogger,
+    meter,
   })
   const stop = new AbortController()
   const chunks: SourceChunk[] = []
@@ -101,7 +102,9 @@ describe('HttpServer source', () => {
   })
 
   it('answers 429 while the runner says the WAL is full, keeps answering committed keys, and takes requests again after', async () => {
-    const { source, post, chunks } = await serve({ namespace: 'events' })
+    const metrics = new Map<string, MeterRead>()
+    const meter: Meter = { counter: (name, _, read) => metrics.set(name, read), gauge: () => {} }
+    const { source, post, chunks } = await serve({ namespace: 'events' }, undefined, true, meter)
     expect((await post('{"a":1}\n', { 'idempotency-key': 'k1' })).status).toBe(200)
     source.walFull(true)
     const refused = await post('{"a":2}\n')
@@ -112,6 +115,14 @@ describe('HttpServer source', () => {
     source.walFull(false)
     expect((await post('{"a":3}\n')).status).toBe(200)
     expect(chunks).toHaveLength(2)
+    const read = (name: string) => metrics.get(`skippr_push_http_${name}`)!()
+    expect(read('wal_full_refusals_total')).toBe(1)
+    expect(read('requests_total')).toEqual([
+      { value: 3, labels: { code: '200' } },
+      { value: 1, labels: { code: '429' } },
+    ])
+    expect(read('rows_accepted_total')).toBe(2)
+    expect(read('request_bytes_total')).toBe(4 * '{"a":1}\n'.length)
   })
 
   it('answers 500 when the commit never happened, and a request with the same key waits for it', async () => {

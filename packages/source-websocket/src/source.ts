@@ -33,6 +33,7 @@ import {
 } from '@skippr/sf'
 import { listenAddress, type WebsocketConfig } from './config.js'
 import { decodeFrames } from './frames.js'
+import { publishReceiverMetrics } from './metrics.js'
 import { fromSenderPositions, positionOf, type SenderPositions, toSenderPositions } from './offset.js'
 
 /**
@@ -59,6 +60,7 @@ export class WebsocketSource implements Source {
     private readonly context: ConnectorContext,
   ) {
     this.commitWindow = { maxDelayMs: config.commit_interval_ms }
+    if (context.meter) publishReceiverMetrics(context.meter, () => this.receiver?.counters())
   }
 
   /** The namespace's fields come with the first records, so there is nothing to list before. */

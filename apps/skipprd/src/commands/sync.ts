@@ -61,6 +61,7 @@ async function syncRun(
   const environment = {
     ...context,
     listener: metrics ? metrics.listening(listener) : listener,
+    meter: metrics?.meter,
     announce: (line: string) => context.err(`[skippr] ${line}\n`),
     // A failure the run reported as it happened (its error event) is not said twice.
     pipelineFailed: (pipeline: string, error: unknown) => {
@@ -102,6 +103,7 @@ async function startMetrics(address: string | undefined) {
         metrics.observe(event)
         listener(event)
       },
+    meter: (pipeline: string) => metrics.meter(pipeline),
     close: () => server.close(),
   }
 }

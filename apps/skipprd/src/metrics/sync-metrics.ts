@@ -6,6 +6,7 @@
  * Names: skippr_<subsystem>_<what>_<unit>[_total]. Labels: pipeline, and where they are bounded,
  * namespace (the pipeline's schemas), sink (its data_sinks entry) and outcome.
  */
+import type { Meter } from '@skippr/connector-api'
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import {
   type RunProgress,
@@ -14,24 +15,8 @@ import {
   type WriteAnswer,
   WriteStats,
 } from '../runner/events.js'
-
-type Labels = Record<string, string>
-interface Sample {
-  readonly value: number
-  readonly labels: Labels
-  readonly metricName?: string
-}
-
-/** One metric as prom-client's registry serialises it, its samples computed at each scrape. */
-function view(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', samples: () => Sample[]) {
-  return {
-    name,
-    help,
-    type,
-    aggregator: 'sum' as const,
-    get: async () => ({ name, help, type, aggregator: 'sum' as const, values: samples() }),
-  }
-}
+import { ConnectorMeters } from './connector-meters.js'
+import { view } from './view.js'
 
 /** Per namespace sums of what runs counted. */
 class NamespaceSums {
@@ -106,6 +91,7 @@ interface PipelineView {
 export class SyncMetrics {
   readonly registry = new Registry()
   private readonly pipelines = new Map<string, PipelineView>()
+  private readonly connectors = new ConnectorMeters(this.registry)
 
   constructor() {
     // The event-loop delay monitor samples every 100 ms, not every 10 ms: a sync keeps its event loop busy.
@@ -129,6 +115,11 @@ export class SyncMetrics {
       if (view.current.lease?.takeover) view.takeovers += 1
       view.current = undefined
     }
+  }
+
+  /** Where the connectors of a pipeline publish their own metrics (connector-meters.ts). */
+  meter(pipeline: string): Meter {
+    return this.connectors.meter(pipeline)
   }
 
   /** What the server answers on /healthz: every pipeline's phase, `idle` between runs. */

@@ -16,7 +16,7 @@
  *    the lease.
  */
 import { randomUUID } from 'node:crypto'
-import { hasCode, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
+import { hasCode, type Meter, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
 import {
   isLocalOwnerGone,
   LEASE_UNAVAILABLE,
@@ -57,6 +57,8 @@ export interface PipelineRunOptions {
   readonly honourFrequency: boolean
   readonly logger: Logger
   readonly listener: SyncListener
+  /** Where the connectors publish their metrics (`ConnectorContext.meter`), when the sync serves them. */
+  readonly meter?: ((pipeline: string) => Meter) | undefined
   /** Aborted on SIGINT/SIGTERM: stop cleanly. Its reason names the signal. */
   readonly stop: AbortSignal
   readonly chaos: Chaos

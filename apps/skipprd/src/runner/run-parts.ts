@@ -67,6 +67,7 @@ export async function buildRun(run: RunContext): Promise<RunParts> {
     dataDir: options.settings.dataDir,
     pipeline: options.settings.name,
     logger: connectorLogger(run.logger),
+    meter: options.meter?.(options.settings.name),
   }
   const source = await createSource(options.source, context, options.settings.name)
   cleanups.push(() => source.close())

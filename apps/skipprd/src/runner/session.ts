@@ -5,7 +5,13 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ConfigError, hasCode, type SinkDefinition, type SourceDefinition } from '@skippr/connector-api'
+import {
+  ConfigError,
+  hasCode,
+  type Meter,
+  type SinkDefinition,
+  type SourceDefinition,
+} from '@skippr/connector-api'
 import type { LeaseWatch } from '@skippr/state'
 import { resolveWalSettings, type WalSettings } from '@skippr/wal'
 import type { Logger } from 'pino'
@@ -38,6 +44,8 @@ export interface RunEnvironment {
   readonly logger: Logger
   readonly redactor: Redactor
   readonly listener: SyncListener
+  /** Where a pipeline's connectors publish their metrics, when the sync serves them. */
+  readonly meter?: ((pipeline: string) => Meter) | undefined
   /** Aborted to stop cleanly; its reason names the signal. */
   readonly stop: AbortSignal
   /** Where chaos mode announces a kill (synchronously). */
@@ -130,6 +138,7 @@ export function syncPipeline(
     honourFrequency: options.honourFrequency,
     logger,
     listener: environment.listener,
+    meter: environment.meter,
     stop: environment.stop,
     chaos,
     retryBudgetMs: envSeconds(env, 'SKIPPR_RETRY_BUDGET_SECONDS', DEFAULT_RETRY_BUDGET_SECONDS) * 1000,
