@@ -62,6 +62,12 @@ async function sync(pipeline: Pipeline, output: 'text' | 'json' = 'text', expect
 const query = (sql: string) => runCli(['query', '--sql', sql], { cwd: p.dir, env: { WAREHOUSE_URL: PG_URL } })
 
 const pgRows = async (sql: string) => (await pgSchema.admin.query(sql)).rows as Record<string, unknown>[]
+/** The text of every file a File sink wrote below `dir` (one per batch part, under `<pipeline>/<epoch>/`). */
+const filesText = async (dir: string) => {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name))
+  return (await Promise.all(files.map((file) => readFile(file, 'utf8')))).join('')
+}
 
 describe('records the source cannot pass on', () => {
   it('PostgreSQL: land in _dl_<pipeline> with their line and reason; the rest once; a rerun lands nothing', async () => {
@@ -142,9 +148,7 @@ describe('records the source cannot pass on', () => {
       deadletters: 'File: { path: ./rejects, format: jsonl }',
     })
     const dir = path.join(p.dir, 'rejects', '_dl_events')
-    const files = await readdir(dir)
-    const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8'))))
-      .join('')
+    const lines = (await filesText(dir))
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { record: string; offset_pos: number })
@@ -257,7 +261,7 @@ describe('rows the destination refuses', () => {
       'File: { path: ./out, format: parquet }',
       () =>
         duckRows(
-          `SELECT id, name FROM read_parquet('${path.join(p.dir, 'out', 'events', '*.parquet')}') ORDER BY id`,
+          `SELECT id, name FROM read_parquet('${path.join(p.dir, 'out', 'events', '**', '*.parquet')}') ORDER BY id`,
         ),
     ],
   ])(
@@ -278,10 +282,7 @@ describe('rows the destination refuses', () => {
         { id: 4, name: 'd' },
       ])
       const dir = path.join(p.dir, 'rejects', '_dl_events')
-      const deadletters = (
-        await Promise.all((await readdir(dir)).map((f) => readFile(path.join(dir, f), 'utf8')))
-      )
-        .join('')
+      const deadletters = (await filesText(dir))
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as Record<string, unknown>)

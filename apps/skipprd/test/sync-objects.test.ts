@@ -1,14 +1,17 @@
 /**
- * The object-store destinations through the CLI, against servers started here: a sync lands every
- * row once as objects at keys derived from the batch identity, a second run adds nothing, and bad
- * input gets one clear line, for good when no retry can fix it, and never a secret.
+ * The object-store destinations through the CLI, against servers started here (and the File sink,
+ * the same object sink on a local directory): a sync lands every row once as objects at keys
+ * derived from the batch identity, a second run adds nothing, and bad input gets one clear line,
+ * for good when no retry can fix it, and never a secret.
  */
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { BlobServiceClient } from '@azure/storage-blob'
 import { fileRows } from '@skippr/conformance'
 import { AzureBlobStore } from '@skippr/sink-azure-blob'
+import { LocalStore } from '@skippr/sink-file'
 import { S3Store, s3SinkConfig } from '@skippr/sink-s3'
 import { hostKeyFingerprint } from '@skippr/sink-sftp'
 import {
@@ -26,6 +29,64 @@ import { failure, SYNC_ROWS, useSinkSync } from './support/sink-sync.js'
 const ROWS = SYNC_ROWS
 
 const { syncInto } = useSinkSync()
+
+/** Down to the second, so that a retry keyed by its own clock (over a second later) would land a copy elsewhere. */
+const HIVE_TEMPLATE = 'dt={commit_time:%Y-%m-%d}/t={commit_time:%H%M%S}/member_type={field:member_type}'
+
+/**
+ * A sync into `sink` (partitioned by HIVE_TEMPLATE, jsonl, with manifests) SIGKILLed right after
+ * its first batch landed, before the WAL knew, then rerun over a second later: what the killed run
+ * landed is where the rerun put it again, every row is there once under the levels of its value,
+ * and the manifests list exactly the objects. `reader` reads the sink's objects.
+ */
+async function killedAndRerunPartitioned(
+  syncInto: ReturnType<typeof useSinkSync>['syncInto'],
+  sink: string,
+  env: Record<string, string>,
+  reader: Pick<LocalStore, 'list' | 'read' | 'close'>,
+): Promise<void> {
+  const lease = { SKIPPR_LEASE_TTL_SECONDS: '1' }
+  const chaos = {
+    SKIPPR_CHAOS_MODE: 'yes',
+    SKIPPR_CHAOS_PROBABILITY: '1',
+    SKIPPR_CHAOS_POINTS: 'after-land',
+  }
+  const killed = await syncInto(sink, { ...env, ...lease, ...chaos })
+  expect(killed.signal).toBe('SIGKILL')
+  const landedBeforeKill = await reader.list('')
+  expect(landedBeforeKill.length).toBeGreaterThan(0)
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const rerun = await syncInto(sink, { ...env, ...lease })
+  expect(rerun.stderr).toBe('')
+  expect(rerun.code).toBe(0)
+  const keys = await reader.list('')
+  // What the killed run landed is where the rerun put it again: the same keys, nothing beside them.
+  expect(keys).toEqual(expect.arrayContaining(landedBeforeKill))
+  const objects = keys.filter((key) => !key.startsWith('_manifests/'))
+  const ids: number[] = []
+  for (const key of objects) {
+    const match =
+      /^rentals\/dt=\d{4}-\d{2}-\d{2}\/t=\d{6}\/member_type=([^/]+)\/bikehire\/[0-9a-f]+\/\d{12}-0-\d+\.jsonl$/.exec(
+        key,
+      )
+    expect(match, key).not.toBeNull()
+    for (const row of await fileRows(key, await reader.read(key))) {
+      expect(row.member_type).toBe(match?.[1])
+      ids.push(Number(row.rental_id))
+    }
+  }
+  expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: ROWS }, (_, i) => i + 1))
+  const manifests = keys.filter((key) => key.startsWith('_manifests/'))
+  const listed = []
+  for (const key of manifests)
+    listed.push(
+      ...JSON.parse(new TextDecoder().decode(await reader.read(key))).objects.map(
+        (o: { key: string }) => o.key,
+      ),
+    )
+  expect(listed.sort()).toEqual(objects)
+  await reader.close()
+}
 
 describe('S3', () => {
   let server: S3Server
@@ -74,52 +135,8 @@ describe('S3', () => {
   })
 
   it('partition_by: killed after a landing and rerun later, every row once, under levels of the WAL commit time', async () => {
-    // Down to the second, so that a retry keyed by its own clock (over a second later) would land a copy elsewhere.
-    const template = 'dt={commit_time:%Y-%m-%d}/t={commit_time:%H%M%S}/member_type={field:member_type}'
-    const sink = entry(`prefix: cli/hive, format: jsonl, manifest: true, partition_by: "${template}"`)
-    const lease = { SKIPPR_LEASE_TTL_SECONDS: '1' }
-    const chaos = {
-      SKIPPR_CHAOS_MODE: 'yes',
-      SKIPPR_CHAOS_PROBABILITY: '1',
-      SKIPPR_CHAOS_POINTS: 'after-land',
-    }
-    // SIGKILLed right after its first batch landed, before the WAL knew: the rerun lands it again.
-    const killed = await syncInto(sink, { ...env(), ...lease, ...chaos })
-    expect(killed.signal).toBe('SIGKILL')
-    const reader = store('cli/hive')
-    const landedBeforeKill = await reader.list('')
-    expect(landedBeforeKill.length).toBeGreaterThan(0)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
-    const rerun = await syncInto(sink, { ...env(), ...lease })
-    expect(rerun.stderr).toBe('')
-    expect(rerun.code).toBe(0)
-    const keys = await reader.list('')
-    // What the killed run landed is where the rerun put it again: the same keys, nothing beside them.
-    expect(keys).toEqual(expect.arrayContaining(landedBeforeKill))
-    const objects = keys.filter((key) => !key.startsWith('_manifests/'))
-    const ids: number[] = []
-    for (const key of objects) {
-      const match =
-        /^rentals\/dt=\d{4}-\d{2}-\d{2}\/t=\d{6}\/member_type=([^/]+)\/bikehire\/[0-9a-f]+\/\d{12}-0-\d+\.jsonl$/.exec(
-          key,
-        )
-      expect(match, key).not.toBeNull()
-      for (const row of await fileRows(key, await reader.read(key))) {
-        expect(row.member_type).toBe(match?.[1])
-        ids.push(Number(row.rental_id))
-      }
-    }
-    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: ROWS }, (_, i) => i + 1))
-    const manifests = keys.filter((key) => key.startsWith('_manifests/'))
-    const listed = []
-    for (const key of manifests)
-      listed.push(
-        ...JSON.parse(new TextDecoder().decode(await reader.read(key))).objects.map(
-          (o: { key: string }) => o.key,
-        ),
-      )
-    expect(listed.sort()).toEqual(objects)
-    await reader.close()
+    const sink = entry(`prefix: cli/hive, format: jsonl, manifest: true, partition_by: "${HIVE_TEMPLATE}"`)
+    await killedAndRerunPartitioned(syncInto, sink, env(), store('cli/hive'))
   }, 120_000)
 
   it('a missing bucket: exit 1 at once, one line naming it, never the secret', async () => {
@@ -251,4 +268,26 @@ describe('Sftp', () => {
     expect(run.stderr).not.toMatch(/retry later/)
     expect(`${run.stdout}${run.stderr}`).not.toContain(privateKey.split('\n')[1] as string)
   })
+})
+
+describe('File', () => {
+  let dir = ''
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'skippr-cli-file-'))
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('partition_by: killed after a landing and rerun later, every row once, under levels of the WAL commit time', async () => {
+    const out = path.join(dir, 'hive')
+    const sink = `File: { path: "${out}", format: jsonl, manifest: true, partition_by: "${HIVE_TEMPLATE}" }`
+    await killedAndRerunPartitioned(syncInto, sink, {}, new LocalStore(out))
+    // The levels are directories a reader of the disk walks, and no temporary file is left.
+    const entries = await readdir(out, { recursive: true, withFileTypes: true })
+    expect(entries.filter((e) => e.isFile() && e.name.startsWith('.'))).toEqual([])
+    expect(await readdir(path.join(out, 'rentals'))).toEqual([
+      expect.stringMatching(/^dt=\d{4}-\d{2}-\d{2}$/),
+    ])
+  }, 120_000)
 })

@@ -8,7 +8,7 @@ export class FileWriteError extends SkipprError {
   constructor(file: string, cause: unknown) {
     super(
       FILE_WRITE_FAILED,
-      `cannot write ${file}: ${messageOf(cause)}; the batch will be rewritten on retry`,
+      `cannot write ${file}: ${messageOf(cause)}; the batch is written again on retry`,
       {
         cause,
       },

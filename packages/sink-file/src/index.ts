@@ -1,7 +1,19 @@
-import type { SinkDefinition } from '@skippr/connector-api'
+import type { ConnectorContext, SinkDefinition } from '@skippr/connector-api'
+import { ObjectSink, objectSinkOptions } from '@skippr/object-sink'
 import type { FileConfig } from './config.js'
-import { fileConfig } from './config.js'
-import { FileSink } from './sink.js'
+import { fileConfig, fileRoot } from './config.js'
+import { LocalStore } from './local-store.js'
+
+/** The File sink: the object sink over a local directory, each batch part one file, created once. */
+export function createFileSink(
+  config: FileConfig,
+  context: Pick<ConnectorContext, 'configDir' | 'pipeline'>,
+): ObjectSink {
+  return new ObjectSink(
+    new LocalStore(fileRoot(config, context.configDir)),
+    objectSinkOptions(config, context),
+  )
+}
 
 export const sink: SinkDefinition<FileConfig> = {
   kind: 'sink',
@@ -9,16 +21,15 @@ export const sink: SinkDefinition<FileConfig> = {
   guarantee: 'overwrite-on-retry',
   config: fileConfig,
   secretFields: [],
-  create: (config, context) => new FileSink(config, context),
+  create: createFileSink,
 }
 
 export type { FileConfig } from './config.js'
-export { fileConfig } from './config.js'
+export { fileConfig, fileRoot } from './config.js'
 export {
   FILE_NOT_WRITABLE,
   FILE_WRITE_FAILED,
   FileNotWritableError,
   FileWriteError,
 } from './errors.js'
-export { batchFile, namespaceDir } from './names.js'
-export { FileSink } from './sink.js'
+export { LocalStore } from './local-store.js'

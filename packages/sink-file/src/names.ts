@@ -1,32 +1,21 @@
 /**
- * Where a batch's rows go: `<path>/<namespace>/<pipeline>-<epoch>-<seq>.<ext>`, a pure function of
- * the batch identity, so a retry rewrites the very same file. Names come from source data and are
- * made safe as one file name (`safeName`), so nothing escapes the output directory.
+ * A file is written under a hidden temporary name in its final directory,
+ * `.<name>.<pid>.<8 hex>.tmp`, and linked to its name once whole. Keys never start with a dot
+ * (`safeName` and partition values encode a leading one), so a listing tells the two apart by name
+ * alone, and `open` can tell which key a crashed writer's leftover was meant to become, and
+ * whether that writer still lives.
  */
-import path from 'node:path'
-import type { BatchIdentity } from '@skippr/connector-api'
-import { safeName } from '@skippr/file-formats'
+import { randomBytes } from 'node:crypto'
 
-export function namespaceDir(root: string, namespace: string): string {
-  return path.join(root, safeName(namespace))
+const TEMPORARY = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/
+
+/** A fresh temporary name for the file `name`, owned by this process and unique to this attempt. */
+export function temporaryName(name: string): string {
+  return `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
 }
 
-/** `extension` as `fileExtension` gives it: `jsonl`, `csv.gz`, `parquet`. */
-export function batchFile(root: string, namespace: string, id: BatchIdentity, extension: string): string {
-  const seq = id.seq.toString().padStart(12, '0')
-  return path.join(
-    namespaceDir(root, namespace),
-    `${safeName(id.pipeline)}-${safeName(id.epoch)}-${seq}.${extension}`,
-  )
-}
-
-/** The temporary name a file is written under before the rename: hidden, and owned by this process. */
-export function tempFile(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`)
-}
-
-/** The PID of the process that wrote a temporary file, or undefined for any other name. */
-export function tempOwner(name: string): number | undefined {
-  const match = /^\..+\.(\d+)\.tmp$/.exec(name)
-  return match ? Number(match[1]) : undefined
+/** The name a temporary file was to be linked to and the PID of its writer; undefined for any other name. */
+export function temporaryOf(fileName: string): { readonly name: string; readonly pid: number } | undefined {
+  const match = TEMPORARY.exec(fileName)
+  return match ? { name: match[1] as string, pid: Number(match[2]) } : undefined
 }

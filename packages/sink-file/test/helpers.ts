@@ -1,25 +1,30 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { SinkHarness } from '@skippr/conformance'
-import { fileRows } from '@skippr/conformance'
-import type { FileEncoding } from '@skippr/file-formats'
-import { FileSink, namespaceDir } from '../src/index.js'
+import { objectRows } from '@skippr/conformance'
+import type { ObjectSink } from '@skippr/object-sink'
+import * as v from 'valibot'
+import type { FileConfig } from '../src/index.js'
+import { createFileSink, fileConfig, LocalStore } from '../src/index.js'
 
-/** Every row in a namespace's finished files (temporary files are hidden and skipped). */
-export async function readRows(root: string, namespace: string): Promise<Record<string, unknown>[]> {
-  const dir = namespaceDir(root, namespace)
-  const names = await readdir(dir).catch(() => [] as string[])
-  const rows: Record<string, unknown>[] = []
-  for (const name of names.filter((n) => !n.startsWith('.')).sort()) {
-    rows.push(...(await fileRows(name, await readFile(path.join(dir, name)))))
-  }
-  return rows
+/** Every row in a namespace's finished files, in key order (temporary files are hidden and skipped). */
+export function readRows(root: string, namespace: string): Promise<Record<string, unknown>[]> {
+  return objectRows(new LocalStore(root), namespace)
+}
+
+/** A File sink writing to `out` under `configDir`, for pipeline `pipeline`, with the fields as skippr.yml would give them. */
+export function fileSinkAt(
+  configDir: string,
+  fields: Record<string, unknown>,
+  pipeline = 'bikehire',
+): ObjectSink {
+  return createFileSink(v.parse(fileConfig, { path: 'out', ...fields }), { configDir, pipeline })
 }
 
 export function fileHarness(
-  format: FileEncoding['format'],
-  compression: FileEncoding['compression'] = 'none',
+  format: FileConfig['format'],
+  compression: FileConfig['compression'] = 'none',
 ): SinkHarness {
   let root = ''
   return {
@@ -27,7 +32,7 @@ export function fileHarness(
     setup: async () => {
       root = await mkdtemp(path.join(tmpdir(), 'skippr-file-'))
     },
-    createSink: async () => new FileSink({ path: 'out', format, compression }, { configDir: root }),
+    createSink: async () => fileSinkAt(root, { format, compression }),
     readRows: (namespace) => readRows(path.join(root, 'out'), namespace),
     cleanup: () => rm(root, { recursive: true, force: true }),
   }

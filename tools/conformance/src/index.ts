@@ -9,6 +9,8 @@ export type { SinkHarness } from './harness.js'
 export { fileRows, objectRows } from './object-rows.js'
 export type { ObjectStoreHarness } from './object-store.js'
 export { objectStoreSuite } from './object-store.js'
+export type { PartitionHarness } from './partition.js'
+export { PARTITION_TEMPLATE, partitionedBatch, partitionSuite } from './partition.js'
 export type { StateBackendHarness } from './state-backend.js'
 export { stateBackendSuite } from './state-backend.js'
 export {

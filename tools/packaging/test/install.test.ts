@@ -114,7 +114,7 @@ describe('skipprd installed with npm from its packed tarballs', () => {
       [
         'data_sources:',
         `  sample: { Sample: { dataset: bikehire, rows: ${ROWS} } }`,
-        "  files: { File: { path: './out/rentals/*.csv', format: csv, namespace: rentals } }",
+        "  files: { File: { path: './out/rentals/**/*.csv', format: csv, namespace: rentals } }",
         `  warehouse: { Postgres: { connection_string: "\${WAREHOUSE_URL}", tables: [{ name: rentals, cursor: rental_id }] } }`,
         'data_sinks:',
         '  duckdb: { Duckdb: { path: ./warehouse.duckdb } }',
