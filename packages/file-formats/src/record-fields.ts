@@ -34,19 +34,37 @@ export function fieldTexts(part: FilePart, fields: readonly string[]): (string |
   return texts
 }
 
-/** `part` holding only the records at `records` (indexes as `recordRanges` gives them, ascending), each as committed. */
-export function selectRecords(part: FilePart, records: readonly number[]): FilePart {
+/**
+ * One part per group of `groups`, each holding only the records at its indexes (as `recordRanges`
+ * gives them, ascending), each as committed. The part's records are found once for every group.
+ */
+export function splitRecords(part: FilePart, groups: readonly (readonly number[])[]): FilePart[] {
   const ranges = recordRanges(part.body, part.format)
-  const chunks: Uint8Array[] = []
-  for (const record of records) {
+  const body = Buffer.from(part.body.buffer, part.body.byteOffset, part.body.byteLength)
+  const rangeOf = (record: number): [number, number] => {
     const range = ranges[record]
     if (range === undefined) throw new Error(`part ${part.namespace} has no record ${record}`)
-    chunks.push(part.body.subarray(range[0], range[1]), NEWLINE)
+    return range
   }
-  return { ...part, rows: records.length, body: Buffer.concat(chunks) }
+  return groups.map((records) => {
+    // Copied into one buffer of the group's size: no object per record.
+    let size = 0
+    for (const record of records) {
+      const [start, end] = rangeOf(record)
+      size += end - start + 1
+    }
+    const out = Buffer.allocUnsafe(size)
+    let at = 0
+    for (const record of records) {
+      const [start, end] = rangeOf(record)
+      at += body.copy(out, at, start, end)
+      out[at++] = LF
+    }
+    return { ...part, rows: records.length, body: out }
+  })
 }
 
-const NEWLINE = new Uint8Array([10])
+const LF = 10
 
 /** A reader whose columns are `fields` (then one for every other field), each value its text. */
 function textsReader(part: FilePart, fields: readonly string[]): PartReader {

@@ -5,7 +5,7 @@
 import { BAD_RECORD, type Field, hasCode } from '@skippr/connector-api'
 import { describe, expect, it } from 'vitest'
 import type { FilePart } from '../src/index.js'
-import { fieldTexts, selectRecords } from '../src/index.js'
+import { fieldTexts, splitRecords } from '../src/index.js'
 
 const fields: Field[] = [
   { name: 'id', type: 'long' },
@@ -66,18 +66,21 @@ describe('fieldTexts', () => {
   })
 })
 
-describe('selectRecords', () => {
-  it('keeps the records chosen, in order, byte for byte, and counts them', () => {
+describe('splitRecords', () => {
+  it('keeps the records of every group, in order, byte for byte, and counts them', () => {
     const body =
       '{"id":9223372036854775807,"amount":1.10,"meta":{"a" : 1}}\n\n{"id":2}\r\n{"id":3,"country":"x"}'
     const jsonl = part('jsonl', body, 3)
-    const chosen = selectRecords(jsonl, [0, 2])
-    expect(chosen.rows).toBe(2)
-    expect(text(chosen)).toBe(
+    const [chosen, rest] = splitRecords(jsonl, [[0, 2], [1]])
+    expect(chosen?.rows).toBe(2)
+    expect(rest?.rows).toBe(1)
+    expect(text(rest as FilePart)).toBe('{"id":2}\r\n')
+    expect(text(chosen as FilePart)).toBe(
       '{"id":9223372036854775807,"amount":1.10,"meta":{"a" : 1}}\n{"id":3,"country":"x"}\n',
     )
     const csv = part('csv', '1,"multi\nline",,\n2,b,,\n3,c,,\n', 3)
-    expect(text(selectRecords(csv, [0, 2]))).toBe('1,"multi\nline",,\n3,c,,\n')
-    expect(text(selectRecords(csv, [1]))).toBe('2,b,,\n')
+    const [outer, inner] = splitRecords(csv, [[0, 2], [1]]) as FilePart[]
+    expect(text(outer as FilePart)).toBe('1,"multi\nline",,\n3,c,,\n')
+    expect(text(inner as FilePart)).toBe('2,b,,\n')
   })
 })

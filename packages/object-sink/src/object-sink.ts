@@ -35,7 +35,7 @@ import {
   fieldTexts,
   fileExtension,
   RECORDS_REFUSED,
-  selectRecords,
+  splitRecords,
 } from '@skippr/file-formats'
 import { sha256 } from './checksum.js'
 import { OBJECT_CONFLICT, ObjectConflictError, PartitionFieldError } from './errors.js'
@@ -178,8 +178,9 @@ export class ObjectSink implements Sink {
       if (group) group.push(record)
       else groups.set(levels, [record])
     })
+    const parts = splitRecords(part, [...groups.values()])
     return [...groups].map(([levels, records], group) => ({
-      part: selectRecords(part, records),
+      part: parts[group] as FilePart,
       partition: { levels, group },
       records,
     }))
