@@ -92,4 +92,16 @@ export interface CommitWindow {
 export interface SourceDefinition<Config = unknown> extends ConnectorDefinition<Config> {
   readonly kind: 'source'
   create(config: Config, context: ConnectorContext): Source | Promise<Source>
+  /**
+   * Optional, for a push source that clients reach over the network: while this process waits for
+   * the pipeline's writer lease another process holds, the runner opens the standby, which answers
+   * clients that this process is not the writer (HTTP 503 + Retry-After) instead of refusing their
+   * connections. The runner closes it once it has the lease, before it creates the source.
+   */
+  standby?(config: Config, context: ConnectorContext): Standby | Promise<Standby>
+}
+
+/** What `SourceDefinition.standby` opened; `close` frees the address for the source. */
+export interface Standby {
+  close(): Promise<void>
 }

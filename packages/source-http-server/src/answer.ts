@@ -32,6 +32,15 @@ export const stopping: Answer = {
   headers: { 'retry-after': '1' },
 }
 
+/** While another sync holds the pipeline's writer lease (this process stands by). */
+export const notWriter = (pipeline: string): Answer => ({
+  status: 503,
+  body: {
+    error: `this skipprd does not hold the writer lease of pipeline ${pipeline}: another sync does; retry, or send to that one`,
+  },
+  headers: { 'retry-after': '1' },
+})
+
 /** While the WAL is full (the destination lands slower than clients send): nothing is taken. */
 export const walFull: Answer = {
   status: 429,

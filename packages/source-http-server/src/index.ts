@@ -1,6 +1,7 @@
 import type { SourceDefinition } from '@skippr/connector-api'
 import { type HttpServerConfig, httpServerConfig } from './config.js'
 import { HttpServerSource } from './server.js'
+import { openStandby } from './standby.js'
 
 export type { HttpServerConfig } from './config.js'
 export { httpServerConfig } from './config.js'
@@ -13,4 +14,5 @@ export const source: SourceDefinition<HttpServerConfig> = {
   config: httpServerConfig,
   secretFields: ['token'],
   create: (config, context) => new HttpServerSource(config, context),
+  standby: openStandby,
 }

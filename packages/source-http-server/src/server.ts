@@ -6,29 +6,21 @@
  */
 
 import { timingSafeEqual } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
-import { resolve } from 'node:path'
-import {
-  type CommitWindow,
-  ConfigError,
-  type ConnectorContext,
-  type NamespaceSchema,
-  type ReadOptions,
-  type Source,
-  type SourceChunk,
-  type SourceOffset,
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type {
+  CommitWindow,
+  ConnectorContext,
+  NamespaceSchema,
+  ReadOptions,
+  Source,
+  SourceChunk,
+  SourceOffset,
 } from '@skippr/connector-api'
 import { decodePayload, PushQueue, parsePushOffset } from '@skippr/push-source'
 import { type Answer, committed, failed, tooLarge, unauthorized, walFull } from './answer.js'
-import { type HttpServerConfig, listenAddress } from './config.js'
+import type { HttpServerConfig } from './config.js'
 import { IdempotencyKeys, type KeyState, MAX_KEY_LENGTH } from './keys.js'
+import { closeListener, openListener, send, tlsOptions } from './listener.js'
 import { HttpServerMetrics } from './metrics.js'
 
 const NAMESPACE = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -75,7 +67,7 @@ export class HttpServerSource implements Source {
 
   /** The TLS files can be read (`skipprd doctor`); the port is taken only by the sync. */
   async check(): Promise<void> {
-    this.tlsOptions()
+    tlsOptions(this.config, this.context.configDir)
   }
 
   committed(offset: SourceOffset): void {
@@ -91,11 +83,7 @@ export class HttpServerSource implements Source {
     const server = this.server
     this.server = undefined
     this.queue.close('failed')
-    if (!server) return
-    await new Promise<void>((done) => {
-      server.close(() => done())
-      server.closeIdleConnections()
-    })
+    if (server) await closeListener(server)
   }
 
   private newKeys(state: KeyState): IdempotencyKeys {
@@ -106,7 +94,6 @@ export class HttpServerSource implements Source {
   }
 
   private async listen(): Promise<void> {
-    const tls = this.tlsOptions()
     const handler = (request: IncomingMessage, response: ServerResponse) => {
       const reply = (answer: Answer) => {
         this.metrics.answered(answer.status)
@@ -114,32 +101,11 @@ export class HttpServerSource implements Source {
       }
       this.handle(request).then(reply, (error: unknown) => reply(failed(error)))
     }
-    const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler)
-    const { host, port } = listenAddress(this.config.listen)
-    await new Promise<void>((done, fail) => {
-      server.once('error', fail)
-      server.listen(port, host, () => {
-        server.off('error', fail)
-        done()
-      })
+    this.server = await openListener(this.config, this.context.configDir, handler)
+    this.context.logger.info('HttpServer listening', {
+      listen: this.config.listen,
+      tls: Boolean(this.config.tls_cert && this.config.tls_key),
     })
-    this.server = server
-    this.context.logger.info('HttpServer listening', { listen: this.config.listen, tls: tls !== undefined })
-  }
-
-  private tlsOptions(): { cert: Buffer; key: Buffer } | undefined {
-    const { tls_cert, tls_key } = this.config
-    if (!tls_cert || !tls_key) return undefined
-    const read = (field: string, file: string) => {
-      try {
-        return readFileSync(resolve(this.context.configDir, file))
-      } catch (error) {
-        throw new ConfigError(
-          `HttpServer ${field}: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`,
-        )
-      }
-    }
-    return { cert: read('tls_cert', tls_cert), key: read('tls_key', tls_key) }
   }
 
   private async handle(request: IncomingMessage): Promise<Answer> {
@@ -217,16 +183,3 @@ async function readBody(request: IncomingMessage, max: number): Promise<Uint8Arr
 }
 
 /** `last`: the server is closing, so the connection closes after this answer. */
-function send(response: ServerResponse, answer: Answer, last: boolean): void {
-  if (response.headersSent) return
-  const body = `${JSON.stringify(answer.body)}\n`
-  // A request refused before its body was read leaves bytes on the connection: close it.
-  const close = last || !response.req.complete
-  response.writeHead(answer.status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    ...(close ? { connection: 'close' } : {}),
-    ...answer.headers,
-  })
-  response.end(body)
-}

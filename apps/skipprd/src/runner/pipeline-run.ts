@@ -4,7 +4,7 @@
  *
  * 1. skip it if disabled (before touching the source), or — when every pipeline is synced — if it
  *    ran within its sync_frequency_seconds;
- * 2. take the writer lease (its token fences every write);
+ * 2. take the writer lease (its token fences every write), a push source standing by meanwhile;
  * 3. load the saved schema, or discover and save it;
  * 4. open the WAL; the lander starts landing what earlier runs committed, in order;
  * 5. read the source from the WAL's resume offset, buffer, commit each flush (fsync) — and only
@@ -36,7 +36,7 @@ import type { Chaos } from './chaos.js'
 import { RunProgress, type SkipReason, type SyncListener } from './events.js'
 import { readIntoWal } from './ingest.js'
 import type { Lander } from './lander.js'
-import { buildRun, type RunContext } from './run-parts.js'
+import { buildRun, connectorContext, type RunContext } from './run-parts.js'
 import { openPipelineStore } from './state-store.js'
 
 /** How long a stopped long-running sync goes on landing the batches it committed. */
@@ -156,6 +156,41 @@ function takeLease(
   })
 }
 
+/**
+ * Takes the lease as takeLease does. While another sync holds it, a push source with a standby
+ * (SourceDefinition.standby) answers its clients that this process is not the writer, until the
+ * lease is taken or the wait ends; its address is free again before the source is created.
+ */
+async function takeLeaseStandingBy(
+  state: PipelineState,
+  options: PipelineRunOptions,
+  failed: AbortController,
+  logger: Logger,
+): Promise<Lease> {
+  const { definition, config } = options.source
+  if (definition.standby === undefined) return takeLease(state, options, failed)
+  try {
+    return await takeLease(state, options, failed, 0)
+  } catch (error) {
+    if (!hasCode(error, LEASE_UNAVAILABLE)) throw error
+  }
+  // The holder may listen on the same address of this host: then there is nothing to stand by on.
+  const standby = await Promise.resolve(definition.standby(config, connectorContext(options, logger))).catch(
+    (error: unknown) => {
+      logger.warn(
+        { err: error },
+        'cannot stand by for clients; waiting for the writer lease without answering them',
+      )
+      return undefined
+    },
+  )
+  try {
+    return await takeLease(state, options, failed)
+  } finally {
+    await standby?.close()
+  }
+}
+
 /** Every-pipeline mode: the lease at once, or null (logged) when another live sync holds it. */
 async function leaseIfFree(
   state: PipelineState,
@@ -192,7 +227,7 @@ async function runSync(
   listener({ type: 'start', pipeline, runId, progress, sink: settings.sinkEntry })
   logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
   try {
-    const lease = leased ?? (await takeLease(state, options, failed))
+    const lease = leased ?? (await takeLeaseStandingBy(state, options, failed, logger))
     cleanups.push(() => lease.release())
     progress.lease = { token: lease.token, takeover: lease.takeover }
     logger.info({ fence: lease.token.toString() }, 'writer lease acquired')

@@ -60,15 +60,20 @@ export interface RunParts {
   readonly buffer: BatchBuffer
 }
 
-export async function buildRun(run: RunContext): Promise<RunParts> {
-  const { options, cleanups } = run
-  const context: ConnectorContext = {
+/** What the run's connectors are created with. */
+export function connectorContext(options: PipelineRunOptions, logger: Logger): ConnectorContext {
+  return {
     configDir: options.configDir,
     dataDir: options.settings.dataDir,
     pipeline: options.settings.name,
-    logger: connectorLogger(run.logger),
+    logger: connectorLogger(logger),
     meter: options.meter?.(options.settings.name),
   }
+}
+
+export async function buildRun(run: RunContext): Promise<RunParts> {
+  const { options, cleanups } = run
+  const context = connectorContext(options, run.logger)
   const source = await createSource(options.source, context, options.settings.name)
   cleanups.push(() => source.close())
   if (options.once && source.commitWindow) throw pushSourceOnce(options)
