@@ -1,0 +1,7 @@
+export type { ClusterRecord } from './cluster-record.js'
+export { WAL_CLUSTER_CONFIG, WAL_CLUSTER_NO_PEER, WAL_CLUSTER_REFUSED } from './errors.js'
+export type { WalPeer, WalPeerOptions } from './peer.js'
+export { startWalPeer } from './peer.js'
+export { readPeerCopy } from './peer-copy.js'
+export type { ClusteredWalOptions } from './replicated-backend.js'
+export { clusteredWal } from './replicated-backend.js'
