@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { IdempotencyKeys } from '../src/keys.js'
+import { IdempotencyKeys, type KeyState } from '../src/keys.js'
+
+/** A state as the committed offset holds it. */
+const written = (state: KeyState): KeyState => JSON.parse(JSON.stringify(state))
 
 const options = { windowMs: 1000, maxKeys: 3 }
 
@@ -8,10 +11,27 @@ describe('IdempotencyKeys', () => {
     const keys = new IdempotencyKeys(options)
     keys.begin('a', 100)
     keys.begin('b', 200)
-    expect(keys.state(300)).toEqual([
+    expect(written(keys.state(300))).toEqual([
       ['a', 100],
       ['b', 200],
     ])
+  })
+
+  it('a state written after later keys began lists only the keys begun up to its push', () => {
+    const keys = new IdempotencyKeys({ windowMs: 1000, maxKeys: 10 }, [['restored', 50]])
+    keys.begin('a', 100).done(1)
+    const atA = keys.state(150)
+    keys.begin('b', 200)
+    const atB = keys.state(250)
+    keys.begin('c', 300).fail(new Error('not committed'))
+    keys.begin('c', 400)
+    // Written late, as the WAL writes a commit's offset: b and the retried c began after a's push.
+    expect(written(atA)).toEqual([
+      ['restored', 50],
+      ['a', 100],
+    ])
+    expect(written(atB).map(([key]) => key)).toEqual(['restored', 'a', 'b'])
+    expect(written(keys.state(450)).map(([key]) => key)).toEqual(['restored', 'a', 'b', 'c'])
   })
 
   it('answers a restored key as committed, with no rows', async () => {
@@ -29,8 +49,8 @@ describe('IdempotencyKeys', () => {
       ['d', 800],
     ] as const)
       keys.begin(key, at)
-    expect(keys.state(900).map(([key]) => key)).toEqual(['b', 'c', 'd'])
-    expect(keys.state(1650).map(([key]) => key)).toEqual(['c', 'd'])
+    expect(written(keys.state(900)).map(([key]) => key)).toEqual(['b', 'c', 'd'])
+    expect(written(keys.state(1650)).map(([key]) => key)).toEqual(['c', 'd'])
   })
 
   it('forgets the key of a failed push, and a request waiting on it hears the failure', async () => {
@@ -40,7 +60,7 @@ describe('IdempotencyKeys', () => {
     pending.fail(new Error('not committed'))
     await expect(waiting).rejects.toThrow('not committed')
     expect(keys.outcome('a', 2)).toBeUndefined()
-    expect(keys.state(2)).toEqual([])
+    expect(written(keys.state(2))).toEqual([])
   })
 
   it('a committed key answers a later request with the rows it committed', async () => {
