@@ -63,18 +63,10 @@ export class Ledger {
     this.path = tablePath(project, dataset, BATCHES_TABLE)
   }
 
-  async status(id: BatchIdentity): Promise<LedgerStatus> {
-    const [rows] = await this.client.query({
-      query: statusSelect(this.path),
-      params: params(id),
-      location: this.location,
-    })
-    return statusOf(rows as Record<string, unknown>[])
-  }
-
   /**
    * The batch's one transaction: unless the identity or a higher fence is recorded, copies every
-   * staged part and records the identity; answers the ledger's state after it.
+   * staged part and records the identity; then drops the staging tables (DDL, after the COMMIT: a
+   * transaction holds none) and answers the ledger's state, all in one request.
    */
   async commit(
     id: BatchIdentity,
@@ -93,6 +85,9 @@ export class Ledger {
       const staging = tablePath(this.project, this.dataset, part.staging)
       return `INSERT INTO ${target} (${columns}) SELECT ${columns} FROM ${staging} WHERE ${unclaimed};`
     })
+    const drops = parts.map(
+      (part) => `DROP TABLE IF EXISTS ${tablePath(this.project, this.dataset, part.staging)};`,
+    )
     const script = [
       'BEGIN TRANSACTION;',
       ...copies,
@@ -100,6 +95,7 @@ export class Ledger {
         'SELECT @pipeline, @epoch, CAST(@seq AS INT64), CAST(@fence AS INT64), @attempt, CURRENT_TIMESTAMP() ' +
         `FROM (SELECT 1 AS one) WHERE ${unclaimed};`,
       'COMMIT TRANSACTION;',
+      ...drops,
       `${statusSelect(this.path)};`,
     ].join('\n')
     const [rows] = await this.client.query({

@@ -27,7 +27,7 @@ import { createClient } from './client.js'
 import { type BigquerySinkConfig, type BigquerySinkOptions, bigquerySinkConfig } from './config.js'
 import { BIGQUERY_REFUSED, BigqueryError, classify, httpStatus, jobFailure } from './errors.js'
 import { outOfRangeInts } from './int-range.js'
-import { LEDGER_FIELDS, Ledger, type StagedPart } from './ledger.js'
+import { LEDGER_FIELDS, Ledger, type LedgerStatus, type StagedPart } from './ledger.js'
 import { runLoad } from './load.js'
 import { ident, loadJobId, stagingTable, tablePath } from './names.js'
 import { findRefusedRows, refusedForData } from './refused.js'
@@ -70,13 +70,12 @@ export class BigquerySink implements Sink {
   async write(batch: SinkBatch): Promise<WriteOutcome> {
     let target = this.target(BATCHES_TABLE)
     const staged: StagedPart[] = []
+    /** Whether the transaction's script ran, which drops the staging tables itself. */
+    let committed = false
     try {
       await this.ensureReady()
-      const before = await this.ledger.status(batch.id)
-      if (before.attempt !== undefined) return alreadyLanded()
-      if (before.highest !== undefined && before.highest > batch.fence)
-        return this.fenced(batch, before.highest)
-
+      // The ledger is not read first: the transaction tells a batch landed before, or fenced, and
+      // a batch that lands spends no round trip on asking (a retried one loads its parts again).
       const refusals: RefusedRow[] = []
       let rows = 0
       for (const [index, part] of batch.parts.entries()) {
@@ -127,7 +126,18 @@ export class BigquerySink implements Sink {
 
       target = this.target(BATCHES_TABLE)
       const attempt = randomUUID()
-      const after = await this.ledger.commit(batch.id, batch.fence, attempt, staged)
+      let after: LedgerStatus
+      try {
+        after = await this.ledger.commit(batch.id, batch.fence, attempt, staged)
+      } catch (error) {
+        if (httpStatus(error) !== 404) throw error
+        // A staging table gone: dropped by an earlier run of this very script whose answer was lost
+        // (the SDK resends it), or expired. The retry loads the parts again; the ledger decides.
+        return retryLater(
+          new Error(`BigQuery ${target}: a staging table was gone at commit; the parts will be loaded again`),
+        )
+      }
+      committed = true
       if (after.attempt === attempt) {
         this.logger.debug('batch landed', { pipeline: batch.id.pipeline, seq: batch.id.seq.toString(), rows })
         return landed(rows)
@@ -141,7 +151,7 @@ export class BigquerySink implements Sink {
       const failure = classify(error, target)
       return failure.retryable ? retryLater(failure) : cannotLand(failure)
     } finally {
-      await this.dropStaging(staged)
+      if (!committed) await this.dropStaging(staged)
     }
   }
 

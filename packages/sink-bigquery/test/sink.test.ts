@@ -1,6 +1,6 @@
 import { makeBatch, trickyRows } from '@skippr/conformance'
 import { isPermanent, type NamespaceSchema } from '@skippr/connector-api'
-import type { FakeBigquery } from '@skippr/test-servers'
+import { countsSince, type FakeBigquery } from '@skippr/test-servers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATASET, openSink, startFakeBigquery } from './fake.js'
 
@@ -27,6 +27,25 @@ beforeAll(async () => {
   server = await startFakeBigquery()
 })
 afterAll(async () => server.stop())
+
+describe('landing', () => {
+  it('a batch costs an upload and one query: the transaction, the staging drop and the ledger read in one script', async () => {
+    const sink = openSink(server)
+    await sink.prepare(schema('trips'))
+    expect(await sink.write(batchOf('trips', 1))).toEqual({ status: 'landed', rows: 5 })
+    const before = server.requestCounts()
+    expect(await sink.write(batchOf('trips', 2))).toEqual({ status: 'landed', rows: 5 })
+    // The load job answered DONE: no poll; no ledger read before it, no drop after it.
+    expect(countsSince(before, server.requestCounts())).toEqual({ upload: 1, 'jobs.query': 1 })
+    expect(await server.rows(DATASET, 'trips')).toHaveLength(10)
+    // The staging tables are gone (the script dropped them): listed through DuckDB's catalog.
+    await server.sql(
+      `CREATE TABLE ${DATASET}.staging_left AS SELECT table_name FROM duckdb_tables() ` +
+        `WHERE schema_name = '${DATASET}' AND starts_with(table_name, '_skippr_stage_')`,
+    )
+    expect(await server.rows(DATASET, 'staging_left')).toEqual([])
+  })
+})
 
 describe('retries', () => {
   it('a load whose response was lost: the retry finds the job (409) and the rows land once', async () => {

@@ -3,8 +3,10 @@
  * with, the attempt that landed it, landed_at) and `_skippr_fences` (each pipeline's highest fence
  * token). A batch's transaction first raises its pipeline's fence row with an UPDATE, which holds
  * the row until COMMIT (Snowflake's INSERTs do not block each other; its UPDATEs do), so a deposed
- * writer's batch cannot commit after a newer writer's; then it reads the fence and the identity,
- * and records the identity beside the rows it copies.
+ * writer's batch cannot commit after a newer writer's; after its copies it records the identity,
+ * by an INSERT that inserts nothing when the identity is there or the fence row holds a higher
+ * token, and commits only if the row went in. Only a batch that did not land reads the ledger
+ * (`status`), to say why: a landed batch spends no statement on reading it.
  */
 import type { BatchIdentity } from '@skippr/connector-api'
 import type { Session } from './client.js'
@@ -44,12 +46,17 @@ export class Ledger {
     )
   }
 
-  /** In the batch's transaction: raises and holds the fence row, then reads fence and identity. */
-  async claim(session: Session, id: BatchIdentity, fence: bigint): Promise<LedgerStatus> {
-    await session.run(`UPDATE ${this.fences} SET token = GREATEST(token, ${SEQ}) WHERE pipeline = ?`, [
-      fence.toString(),
-      id.pipeline,
-    ])
+  /** In the batch's transaction: raises and holds the fence row; false when the row is gone. */
+  async hold(session: Session, pipeline: string, fence: bigint): Promise<boolean> {
+    const rows = await session.run(
+      `UPDATE ${this.fences} SET token = GREATEST(token, ${SEQ}) WHERE pipeline = ?`,
+      [fence.toString(), pipeline],
+    )
+    return changedRows(rows) > 0
+  }
+
+  /** The pipeline's highest fence and the attempt that landed this batch, as the ledger holds them. */
+  async status(session: Session, id: BatchIdentity): Promise<LedgerStatus> {
     const rows = await session.run(
       `SELECT CAST(MAX(token) AS VARCHAR) AS "highest", (SELECT MAX(attempt) FROM ${this.batches} ` +
         `WHERE pipeline = ? AND epoch = ? AND seq = ${SEQ}) AS "attempt" FROM ${this.fences} WHERE pipeline = ?`,
@@ -62,11 +69,34 @@ export class Ledger {
     }
   }
 
-  async record(session: Session, id: BatchIdentity, fence: bigint, attempt: string): Promise<void> {
-    await session.run(
+  /**
+   * In the batch's transaction, after `hold`: records the identity unless it is recorded already or
+   * the fence row holds a higher token than `fence`; whether it did.
+   */
+  async record(session: Session, id: BatchIdentity, fence: bigint, attempt: string): Promise<boolean> {
+    const rows = await session.run(
       `INSERT INTO ${this.batches} (pipeline, epoch, seq, fence, attempt, landed_at) ` +
-        `SELECT ?, ?, ${SEQ}, ${SEQ}, ?, CURRENT_TIMESTAMP()`,
-      [id.pipeline, id.epoch, id.seq.toString(), fence.toString(), attempt],
+        `SELECT ?, ?, ${SEQ}, ${SEQ}, ?, CURRENT_TIMESTAMP() WHERE NOT EXISTS (SELECT 1 FROM ${this.batches} ` +
+        `WHERE pipeline = ? AND epoch = ? AND seq = ${SEQ}) AND (SELECT MAX(token) FROM ${this.fences} ` +
+        `WHERE pipeline = ?) = ${SEQ}`,
+      [
+        id.pipeline,
+        id.epoch,
+        id.seq.toString(),
+        fence.toString(),
+        attempt,
+        id.pipeline,
+        id.epoch,
+        id.seq.toString(),
+        id.pipeline,
+        fence.toString(),
+      ],
     )
+    return changedRows(rows) > 0
   }
+}
+
+/** The rows a DML statement changed: its result's first value ("number of rows inserted", …). */
+function changedRows(rows: readonly Record<string, unknown>[]): number {
+  return Number(Object.values(rows[0] ?? {})[0] ?? 0)
 }

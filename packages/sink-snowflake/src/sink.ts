@@ -35,18 +35,22 @@ import { baseType, changeFor, columnType, rewriteExpression } from './types.js'
 /** A table's columns: exact name → base type, as DESCRIBE TABLE showed them. */
 type Columns = Map<string, string>
 
-/** Where a batch's transaction got to: commit it, or roll back and answer, or find refused values. */
+/**
+ * Where a batch's transaction got to: commit it; or roll back and answer, unless the ledger says the
+ * batch landed or is fenced; or roll back and find the refused values of the parts from `part` on
+ * (those before it loaded, and PURGE removed their files).
+ */
 type Step =
   | { readonly kind: 'commit'; readonly rows: number }
   | { readonly kind: 'outcome'; readonly outcome: WriteOutcome }
-  | { readonly kind: 'refused'; readonly cause: unknown }
+  | { readonly kind: 'refused'; readonly cause: unknown; readonly part: number }
 
 /**
  * Exactly-once into Snowflake. Each part is PUT (gzip) to a stage under a name from the batch
- * identity; then one transaction holds the pipeline's fence row, checks the fence and
- * `_skippr_batches`, COPYs every part (its loaded row count checked against the part's), records
- * the identity and commits; then the staged files are removed. A retry finds the identity and copies
- * nothing, however long after. See the README.
+ * identity; then one transaction holds the pipeline's fence row, COPYs every part (PURGE = TRUE; its
+ * loaded row count checked against the part's), records the identity unless it, or a higher fence,
+ * is in the ledger, and commits only if it did. A retry finds the identity and commits nothing,
+ * however long after. See the README.
  */
 export class SnowflakeSink implements Sink {
   readonly guarantee: Guarantee = 'exactly-once'
@@ -82,6 +86,7 @@ export class SnowflakeSink implements Sink {
     let target = this.target(BATCHES_TABLE)
     const staged: string[] = []
     let session: Session | undefined
+    let outcome: WriteOutcome | undefined
     try {
       session = await this.ready()
       const copies: CopyRequest[] = []
@@ -105,15 +110,18 @@ export class SnowflakeSink implements Sink {
         await this.ledger.ensureFenceRow(session, batch.id.pipeline)
         this.fenceRows.add(batch.id.pipeline)
       }
-      return await this.land(session, batch, copies, (namespace) => {
+      outcome = await this.land(session, batch, copies, (namespace) => {
         target = this.target(namespace)
       })
+      return outcome
     } catch (error) {
       const failure = classify(error, target)
       if (failure.retryable) this.forgetSession()
       return failure.retryable ? retryLater(failure) : cannotLand(failure)
     } finally {
-      if (session?.isUp()) for (const location of staged) await removeFile(session, location)
+      // A landed batch's COPYs purged its files; any other may have left some.
+      if (outcome?.status !== 'landed' && session?.isUp())
+        for (const location of staged) await removeFile(session, location)
     }
   }
 
@@ -145,28 +153,31 @@ export class SnowflakeSink implements Sink {
       throw error
     }
     await rollback(session)
+    // The copies ran before the ledger was asked: a batch that landed before (whose COPY Snowflake
+    // may skip as loaded, a row-count mismatch) or that a newer writer fenced is answered as such.
+    const status = await this.ledger.status(session, batch.id)
+    if (status.attempt !== undefined) return alreadyLanded()
+    if (status.highest !== undefined && status.highest > batch.fence)
+      return this.fenced(batch, status.highest)
     if (step.kind === 'outcome') return step.outcome
-    const found = await this.refused(session, copies)
+    const found = await this.refused(session, copies, step.part)
     if (found.length === 0) throw step.cause
     return refused(found)
   }
 
-  /** Inside the transaction: fence, identity, the copies and their counts, the ledger row. */
+  /** Inside the transaction: the fence row held, the copies and their counts, the ledger row. */
   private async transactionSteps(
     session: Session,
     batch: SinkBatch,
     copies: readonly CopyRequest[],
     onTable: (namespace: string) => void,
   ): Promise<Step> {
-    const status = await this.ledger.claim(session, batch.id, batch.fence)
-    if (status.highest === undefined) {
+    if (!(await this.ledger.hold(session, batch.id.pipeline, batch.fence))) {
       // The fence row was deleted by hand: nothing is held; it is made again on the retry.
       this.fenceRows.delete(batch.id.pipeline)
       const gone = `the fence row of pipeline ${batch.id.pipeline} in ${this.table(FENCES_TABLE)} is gone`
       return { kind: 'outcome', outcome: retryLater(new Error(gone)) }
     }
-    if (status.highest > batch.fence) return { kind: 'outcome', outcome: this.fenced(batch, status.highest) }
-    if (status.attempt !== undefined) return { kind: 'outcome', outcome: alreadyLanded() }
     let rows = 0
     for (const [index, part] of batch.parts.entries()) {
       onTable(part.namespace)
@@ -174,7 +185,7 @@ export class SnowflakeSink implements Sink {
       try {
         loaded = await copyPart(session, copies[index] as CopyRequest)
       } catch (error) {
-        if (refusesValues(error)) return { kind: 'refused', cause: error }
+        if (refusesValues(error)) return { kind: 'refused', cause: error, part: index }
         throw error
       }
       // Snowflake's count of what it loaded, against the source's: a record read differently (or a
@@ -191,8 +202,10 @@ export class SnowflakeSink implements Sink {
       rows += loaded
     }
     onTable(BATCHES_TABLE)
-    await this.ledger.record(session, batch.id, batch.fence, randomUUID())
-    return { kind: 'commit', rows }
+    if (await this.ledger.record(session, batch.id, batch.fence, randomUUID()))
+      return { kind: 'commit', rows }
+    const unrecorded = `batch ${batchKey(batch.id)} was neither recorded in ${this.table(BATCHES_TABLE)} nor found there`
+    return { kind: 'outcome', outcome: retryLater(new Error(unrecorded)) }
   }
 
   /** Logs in and reads the warehouse, then logs out; creates nothing. */
@@ -236,10 +249,18 @@ export class SnowflakeSink implements Sink {
     }
   }
 
-  /** The refused values of every part (the transaction was rolled back; VALIDATION_MODE loads nothing). */
-  private async refused(session: Session, copies: readonly CopyRequest[]): Promise<RefusedRow[]> {
+  /**
+   * The refused values of the parts from `from` on (the transaction was rolled back; VALIDATION_MODE
+   * loads nothing); the parts before it loaded, so they hold none.
+   */
+  private async refused(
+    session: Session,
+    copies: readonly CopyRequest[],
+    from: number,
+  ): Promise<RefusedRow[]> {
     const found: RefusedRow[] = []
-    for (const [index, copy] of copies.entries()) found.push(...(await refusedRows(session, index, copy)))
+    for (const [index, copy] of copies.entries())
+      if (index >= from) found.push(...(await refusedRows(session, index, copy)))
     return found
   }
 

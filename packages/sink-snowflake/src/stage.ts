@@ -1,6 +1,7 @@
 /**
  * Parts on a stage: the body (gzip) written to a local temp file, PUT to the stage by the driver
- * (which uploads it to the stage's storage), removed after the batch's transaction.
+ * (which uploads it to the stage's storage); the COPY that loads it removes it (PURGE), and a batch
+ * that did not land removes its files itself.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -10,6 +11,11 @@ import { gzip } from 'node:zlib'
 import type { Session } from './client.js'
 
 const gzipAsync = promisify(gzip)
+/**
+ * zlib's fastest level: a third of the default's CPU for a file about 15% larger (11 MB of CSV:
+ * 90 against 290 ms), and the sink compresses each part while the batch waits.
+ */
+const GZIP_LEVEL = 1
 
 /** A stage location as a single-quoted SQL string (`'@stage/path'`), for names with spaces or quotes. */
 export function stageLiteral(location: string): string {
@@ -27,7 +33,7 @@ export async function putFile(
   const dir = await mkdtemp(join(tmpdir(), 'skippr-snowflake-'))
   try {
     const file = join(dir, name)
-    await writeFile(file, await gzipAsync(body))
+    await writeFile(file, await gzipAsync(body, { level: GZIP_LEVEL }))
     await session.run(
       `PUT 'file://${file.replaceAll("'", "\\'")}' ${stageLiteral(location)} AUTO_COMPRESS = FALSE SOURCE_COMPRESSION = GZIP OVERWRITE = TRUE`,
     )

@@ -6,11 +6,14 @@
  * connection after a job committed (a write that landed but looked failed). See the README.
  */
 import { randomUUID } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { join } from 'node:path'
 import type { DuckDBInstance } from '@duckdb/node-api'
 import { type LoadColumn, loadBody } from './bigquery-load.js'
 import { type QueryParameter, SqlError, splitStatements, toDuckdb } from './bigquery-sql.js'
 import { serveOnLoopback } from './in-process-server.js'
+import { countKinds } from './request-counts.js'
 
 export interface FakeBigqueryOptions {
   /** The project id the SDK is given (default `skippr-test`). */
@@ -19,6 +22,8 @@ export interface FakeBigqueryOptions {
   readonly token?: string
   /** How many jobs.get calls answer RUNNING before a job reads DONE (default 0). */
   readonly pollsBeforeDone?: number
+  /** A DuckDB file for the rows, e.g. for a harness to read after stop() (default in memory). */
+  readonly path?: string
 }
 
 /** What a test can ask of the server besides the REST API. */
@@ -29,6 +34,8 @@ export interface FakeBigquery {
   readonly token: string
   /** Every request's method and path (no query string), in order: for round-trip counts. */
   readonly requests: string[]
+  /** How many requests of each kind so far (`upload`, `jobs.get`, `jobs.query`, `tables.delete`, …). */
+  requestCounts(): Record<string, number>
   /** Every row of `dataset.table` as DuckDB gives it (bigint, Date, JSON text); [] if missing. */
   rows(dataset: string, table: string): Promise<Record<string, unknown>[]>
   /** Whether the table exists. */
@@ -40,6 +47,11 @@ export interface FakeBigquery {
   dropResponseAfterCommit(match: RegExp): void
   /** Forgets every job, as BigQuery does once a job id is older than its retention. */
   forgetJobs(): void
+  /**
+   * From now on, a copy of every load job's media goes to `dir`, named `<6-digit order>.<csv|jsonl>`,
+   * for a bench to load the very same bytes again; undefined stops it.
+   */
+  captureLoads(dir: string | undefined): void
   /** Runs DuckDB SQL directly, for a test's own setup (a table of a type the sink refuses). */
   sql(statement: string): Promise<void>
   stop(): Promise<void>
@@ -103,13 +115,16 @@ export async function startFakeBigquery(options: FakeBigqueryOptions = {}): Prom
   const project = options.project ?? 'skippr-test'
   const token = options.token ?? 'fake-token'
   const { DuckDBInstance } = await import('@duckdb/node-api')
-  const instance: DuckDBInstance = await DuckDBInstance.create(':memory:')
+  const instance: DuckDBInstance = await DuckDBInstance.create(options.path ?? ':memory:')
   const conn = await instance.connect()
   await conn.run("SET TimeZone = 'UTC'")
   await conn.run('CREATE MACRO to_json_string(x) AS CAST(x AS VARCHAR)')
   const jobs = new Map<string, Job>()
   const requests: string[] = []
   const dropAfterCommit: RegExp[] = []
+  /** Where load jobs' media are copied to (captureLoads), and how many so far. */
+  let captureDir: string | undefined
+  let captured = 0
   // One statement at a time on the one connection, so scripts' transactions never interleave.
   let queue: Promise<unknown> = Promise.resolve()
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -415,6 +430,10 @@ export async function startFakeBigquery(options: FakeBigqueryOptions = {}): Prom
       return { name: column.name, duckType: column.duckType, bqType: DUCK_TYPES[column.duckType] ?? 'STRING' }
     })
     const format = load.sourceFormat === 'NEWLINE_DELIMITED_JSON' ? 'NEWLINE_DELIMITED_JSON' : 'CSV'
+    if (captureDir) {
+      const name = `${String(captured++).padStart(6, '0')}.${format === 'CSV' ? 'csv' : 'jsonl'}`
+      await writeFile(join(captureDir, name), media)
+    }
     const result = await loadBody(
       conn,
       `${quoteIdent(dataset)}.${quoteIdent(table)}`,
@@ -523,6 +542,7 @@ export async function startFakeBigquery(options: FakeBigqueryOptions = {}): Prom
     project,
     token,
     requests,
+    requestCounts: () => countKinds(requests.map(requestKind)),
     async rows(dataset, table) {
       return serial(async () => {
         if (!(await tableExists(dataset, table))) return []
@@ -537,6 +557,9 @@ export async function startFakeBigquery(options: FakeBigqueryOptions = {}): Prom
     forgetJobs() {
       jobs.clear()
     },
+    captureLoads(dir) {
+      captureDir = dir
+    },
     sql: (statement) => serial(() => conn.run(statement).then(() => {})),
     async stop() {
       await served.stop()
@@ -544,6 +567,18 @@ export async function startFakeBigquery(options: FakeBigqueryOptions = {}): Prom
       instance.closeSync()
     },
   }
+}
+
+/** The REST method a `requests` entry (`METHOD /path`) called: `upload`, `jobs.get`, `tables.delete`, … */
+function requestKind(entry: string): string {
+  const [method = '', path = ''] = entry.split(' ')
+  if (path.startsWith('/upload/')) return 'upload'
+  // After `/bigquery/v2/projects/<p>/`: a collection, or a collection and an id, nested for tables.
+  const rest = path.split('/').slice(5)
+  const collection = rest.length > 2 ? 'tables' : (rest[0] ?? '')
+  if (collection === 'queries') return method === 'POST' ? 'jobs.query' : 'jobs.getQueryResults'
+  const verb = rest.length % 2 === 0 ? method.toLowerCase() : method === 'POST' ? 'insert' : 'list'
+  return `${collection}.${verb}`
 }
 
 interface QueryRequest {

@@ -10,6 +10,7 @@ export {
 export { type DynaliteServer, startDynalite } from './dynalite.js'
 export { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js'
 export { freePorts } from './ports.js'
+export { countsSince } from './request-counts.js'
 export { type S3Server, startS3rver } from './s3rver.js'
 export { type FakeSnowflake, type FakeSnowflakeOptions, startFakeSnowflake } from './snowflake.js'
 export { type SshServer, startSshd } from './sshd.js'

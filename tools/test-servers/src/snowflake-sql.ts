@@ -49,6 +49,8 @@ export type Command =
       readonly source: StagePath
       readonly format: 'CSV' | 'JSON'
       readonly validate: boolean
+      /** PURGE = TRUE: the file is removed once loaded. */
+      readonly purge: boolean
     }
   | { readonly kind: 'describe'; readonly table: string }
   | { readonly kind: 'current-warehouse' }
@@ -107,6 +109,7 @@ export function parseStatement(sqlText: string): Command {
       source: stagePath(m[3] as string),
       format: type,
       validate: /VALIDATION_MODE\s*=\s*RETURN_ALL_ERRORS/i.test(options),
+      purge: /PURGE\s*=\s*TRUE/i.test(options),
     }
   }
   m = new RegExp(String.raw`^DESC(?:RIBE)?\s+TABLE\s+(${QUALIFIED})$`, 'is').exec(sql)

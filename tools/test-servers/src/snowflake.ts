@@ -9,14 +9,15 @@
  * README for what it does not do.
  */
 import { createHash, randomUUID, verify } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { serveOnLoopback } from './in-process-server.js'
+import { countKinds } from './request-counts.js'
 import { type CopyError, copyFile, type TableColumn } from './snowflake-copy.js'
 import {
   type Binding,
@@ -40,6 +41,16 @@ export interface FakeSnowflakeOptions {
   readonly database?: string
   /** The warehouses there are (default `SKIPPR_WH`). */
   readonly warehouses?: readonly string[]
+  /**
+   * A DuckDB file for the database (attached under its name, schema `PUBLIC`), e.g. for a harness
+   * to read after stop() (default in memory).
+   */
+  readonly path?: string
+  /**
+   * How long a transaction whose session has gone quiet may block another's write before it is
+   * rolled back (Snowflake's rule for a client that is gone: 5 minutes, the default).
+   */
+  readonly detachedTransactionMs?: number
 }
 
 export interface FakeSnowflake {
@@ -52,6 +63,8 @@ export interface FakeSnowflake {
   readonly warehouse: string
   /** Every request's path and, for queries, its SQL text, in order: for round-trip counts. */
   readonly requests: string[]
+  /** How many requests of each kind so far (`login`, `query COPY`, `query PUT`, …), from `requests`. */
+  requestCounts(): Record<string, number>
   /** Every row of `schema.table` of the database as DuckDB gives it (bigint, Date, JSON text). */
   rows(schema: string, table: string): Promise<Record<string, unknown>[]>
   /** The names of the files in the stages (every stage): what a sink left behind. */
@@ -62,6 +75,11 @@ export interface FakeSnowflake {
   expireSessions(): void
   /** Forgets the load metadata, as Snowflake does after 64 days. */
   forgetLoadHistory(): void
+  /**
+   * From now on, a copy of every staged file a COPY loads (as staged, gzip) goes to `dir`, named
+   * `<6-digit order>-<file name>`, for a bench to load the very same files again; undefined stops it.
+   */
+  captureLoads(dir: string | undefined): void
   /** Runs DuckDB SQL directly, for a test's own setup. */
   sql(statement: string): Promise<void>
   stop(): Promise<void>
@@ -73,6 +91,11 @@ interface Session {
   readonly database: string
   readonly schema: string
   inTransaction: boolean
+  /** Whether the open transaction has written (holds Snowflake's locks). */
+  wrote: boolean
+  /** Whether a query of the session is running, and since when it has been quiet. */
+  busy: boolean
+  idleSince: number
   /** Files loaded by this session's open transaction: table → file keys, recorded at COMMIT. */
   pendingLoads: [string, string][]
 }
@@ -92,6 +115,10 @@ const text = (names: string[], rows: (string | null)[][]): Result => ({
 
 /** Statements that need a running warehouse in Snowflake (DDL and transaction control do not). */
 const NEEDS_WAREHOUSE = /^\s*(SELECT|INSERT|UPDATE|DELETE|MERGE|COPY)\b/i
+/** Statements that take Snowflake's table locks. */
+const WRITES = /^\s*(INSERT|UPDATE|DELETE|MERGE|COPY)\b/i
+const DETACHED_TRANSACTION_MS = 5 * 60_000
+const LOCK_POLL_MS = 50
 
 export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Promise<FakeSnowflake> {
   const account = options.account ?? 'skippr_test'
@@ -102,7 +129,7 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance: DuckDBInstance = await DuckDBInstance.create(':memory:')
   const admin = await instance.connect()
-  await admin.run(`ATTACH ':memory:' AS ${quoteIdent(database)}`)
+  await admin.run(`ATTACH ${quoteText(options.path ?? ':memory:')} AS ${quoteIdent(database)}`)
   await admin.run(`CREATE SCHEMA ${quoteIdent(database)}."PUBLIC"`)
   const stageRoot = await mkdtemp(join(tmpdir(), 'skippr-fake-snowflake-'))
   const sessions = new Map<string, Session>()
@@ -115,6 +142,9 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
   const expired = new Set<string>()
   const requests: string[] = []
   const dropAfterCommit: RegExp[] = []
+  /** Where loaded files are copied to (captureLoads), and how many so far. */
+  let captureDir: string | undefined
+  let captured = 0
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -161,10 +191,14 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
         return { success: true, data: {} }
       }
       if (url.pathname === '/queries/v1/query-request') {
+        session.busy = true
         const result = await query(
           session,
           bindValues(String(json.sqlText ?? ''), json.bindings as Record<string, Binding> | undefined),
-        )
+        ).finally(() => {
+          session.busy = false
+          session.idleSince = Date.now()
+        })
         return {
           success: true,
           data: {
@@ -240,6 +274,9 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
       database,
       schema,
       inTransaction: false,
+      wrote: false,
+      busy: false,
+      idleSince: Date.now(),
       pendingLoads: [],
     })
     const masterToken = randomUUID()
@@ -266,7 +303,33 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
         '57P03',
         "No active warehouse selected in the current session.  Select an active warehouse with the 'use warehouse' command.",
       )
+    if (WRITES.test(sqlText)) {
+      await awaitDetachedTransactions(session)
+      if (session.inTransaction) session.wrote = true
+    }
     return run(session, command)
+  }
+
+  /**
+   * Snowflake makes a write wait for the locks of another open transaction, and rolls back one
+   * whose client is gone once it has blocked a write and been idle for 5 minutes (its "Aborting
+   * transactions"). DuckDB would fail the write at once on a conflict, so a write first waits for
+   * every quiet transaction that wrote to end, or rolls it back once quiet that long. A session
+   * with a query running is never waited for: it may itself be waiting.
+   */
+  async function awaitDetachedTransactions(session: Session): Promise<void> {
+    const detachedMs = options.detachedTransactionMs ?? DETACHED_TRANSACTION_MS
+    for (;;) {
+      const quiet = [...sessions.values()].filter(
+        (other) => other !== session && other.inTransaction && other.wrote && !other.busy,
+      )
+      if (quiet.length === 0) return
+      for (const other of quiet.filter((o) => Date.now() - o.idleSince >= detachedMs)) {
+        await other.conn.run('ROLLBACK').catch(() => {})
+        Object.assign(other, { inTransaction: false, wrote: false, pendingLoads: [] })
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS))
+    }
   }
 
   async function run(session: Session, command: Command): Promise<Result> {
@@ -309,13 +372,10 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
       if (verb === 'BEGIN') session.inTransaction = true
       if (verb === 'COMMIT') {
         for (const [table, key] of session.pendingLoads) loadedInto(table).add(key)
-        session.pendingLoads = []
-        session.inTransaction = false
+        Object.assign(session, { inTransaction: false, wrote: false, pendingLoads: [] })
       }
-      if (verb === 'ROLLBACK') {
-        session.pendingLoads = []
-        session.inTransaction = false
-      }
+      if (verb === 'ROLLBACK')
+        Object.assign(session, { inTransaction: false, wrote: false, pendingLoads: [] })
       const names = reader.columnNames()
       const types = reader.columnTypes().map((t) => t.toString())
       const rows = reader
@@ -418,6 +478,10 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
       )
     if (session.inTransaction) session.pendingLoads.push([target, key])
     else loadedInto(target).add(key)
+    if (captureDir)
+      copyFileSync(path, join(captureDir, `${String(captured++).padStart(6, '0')}-${basename(path)}`))
+    // PURGE removes a loaded file at once, whatever becomes of the transaction, as Snowflake's does.
+    if (command.purge) rmSync(path, { force: true })
     return text(
       ['file', 'status', 'rows_parsed', 'rows_loaded', 'error_limit', 'errors_seen', 'first_error'],
       [[fileName, 'LOADED', String(rows), String(rows), '1', '0', null]],
@@ -477,6 +541,7 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     database,
     warehouse: warehouses[0] ?? 'SKIPPR_WH',
     requests,
+    requestCounts: () => countKinds(requests.map(requestKind)),
     async rows(schema, table) {
       const target = [database, schema, table].map(quoteIdent).join('.')
       const exists = await admin.runAndReadAll(
@@ -510,6 +575,9 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     forgetLoadHistory() {
       loaded.clear()
     },
+    captureLoads(dir) {
+      captureDir = dir
+    },
     async sql(statement) {
       await admin.run(statement)
     },
@@ -522,6 +590,20 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
       await rm(stageRoot, { recursive: true, force: true })
     },
   }
+}
+
+const PATH_KINDS: Record<string, string> = {
+  '/session/v1/login-request': 'login',
+  '/session/token-request': 'token renewal',
+  '/session': 'logout',
+  '/telemetry/send': 'telemetry',
+}
+
+/** The kind of a `requests` entry: a query by its statement's first word, else by its path. */
+function requestKind(entry: string): string {
+  const [, path = '', verb] = /^(\S+)\s*(\w*)/.exec(entry) ?? []
+  if (path === '/queries/v1/query-request') return `query ${verb?.toUpperCase()}`
+  return PATH_KINDS[path] ?? path
 }
 
 /** A DuckDB failure as Snowflake's error of the same kind. */

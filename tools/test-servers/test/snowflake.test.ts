@@ -1,7 +1,9 @@
-import { writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { countsSince } from '../src/request-counts.js'
 import { type FakeSnowflake, startFakeSnowflake } from '../src/snowflake.js'
 
 let server: FakeSnowflake
@@ -13,8 +15,8 @@ interface Answer {
   data: { rowset?: (string | null)[][]; stageInfo?: { location: string } } & Record<string, unknown>
 }
 
-async function post(path: string, body: unknown, auth = token): Promise<Answer> {
-  const response = await fetch(`${server.accessUrl}${path}`, {
+async function post(path: string, body: unknown, auth = token, to = server): Promise<Answer> {
+  const response = await fetch(`${to.accessUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Snowflake Token="${auth}"` },
     body: JSON.stringify(body),
@@ -25,12 +27,20 @@ async function post(path: string, body: unknown, auth = token): Promise<Answer> 
 const query = (sqlText: string, requestId: string = crypto.randomUUID()) =>
   post(`/queries/v1/query-request?requestId=${requestId}`, { sqlText })
 
+/** A session token of `to`, logged in with its warehouse. */
+async function login(to: FakeSnowflake): Promise<string> {
+  const answer = await post(
+    `/session/v1/login-request?warehouse=${to.warehouse}`,
+    { data: { ACCOUNT_NAME: to.account, LOGIN_NAME: to.username, PASSWORD: to.password } },
+    '',
+    to,
+  )
+  return String(answer.data.token)
+}
+
 beforeAll(async () => {
   server = await startFakeSnowflake()
-  const login = await post(`/session/v1/login-request?warehouse=${server.warehouse}`, {
-    data: { ACCOUNT_NAME: server.account, LOGIN_NAME: server.username, PASSWORD: server.password },
-  })
-  token = String(login.data.token)
+  token = await login(server)
 })
 afterAll(async () => server.stop())
 
@@ -67,4 +77,62 @@ it('skips a staged file already loaded into the table (COPY load metadata), unti
     { id: 1n, doc: '{"x":[1]}' },
     { id: 1n, doc: '{"x":[1]}' },
   ])
+})
+
+it('rolls back a quiet transaction that blocks a write, after detachedTransactionMs (a client gone)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'skippr-fake-snowflake-test-'))
+  try {
+    const file = join(dir, 'db.duckdb')
+    const own = await startFakeSnowflake({ path: file, detachedTransactionMs: 300 })
+    try {
+      const [gone, next] = [await login(own), await login(own)]
+      const run = (auth: string, sqlText: string) =>
+        post(`/queries/v1/query-request?requestId=${crypto.randomUUID()}`, { sqlText }, auth, own)
+      await run(next, 'CREATE TABLE PUBLIC."fence" (n NUMBER(10,0))')
+      await run(next, 'INSERT INTO PUBLIC."fence" VALUES (0)')
+      await run(gone, 'BEGIN')
+      expect(await run(gone, 'UPDATE PUBLIC."fence" SET n = 1')).toMatchObject({ success: true })
+      // The client of `gone` never commits: the next write waits for its transaction, then it is rolled back.
+      const started = performance.now()
+      expect(await run(next, 'UPDATE PUBLIC."fence" SET n = n + 10')).toMatchObject({ success: true })
+      expect(performance.now() - started).toBeGreaterThanOrEqual(300)
+      expect(await own.rows('PUBLIC', 'fence')).toEqual([{ n: 10n }])
+    } finally {
+      await own.stop()
+    }
+    // The rows stay in the file after stop().
+    const { DuckDBInstance } = await import('@duckdb/node-api')
+    const instance = await DuckDBInstance.create(file)
+    const connection = await instance.connect()
+    expect((await connection.runAndReadAll('SELECT n FROM "PUBLIC"."fence"')).getRowObjectsJS()).toEqual([
+      { n: 10 },
+    ])
+    connection.closeSync()
+    instance.closeSync()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+it('counts requests by kind, copies what a COPY loads to captureLoads, and PURGE removes the loaded file', async () => {
+  const captured = mkdtempSync(join(tmpdir(), 'skippr-capture-'))
+  try {
+    await query('CREATE TABLE PUBLIC."purged" (id NUMBER(19,0))')
+    const put = await query('PUT \'file:///unused/b.json.gz\' @%"purged"/p/')
+    const body = gzipSync('{"ID":1}\n')
+    writeFileSync(join(String(put.data.stageInfo?.location), 'b.json.gz'), body)
+    const before = server.requestCounts()
+    server.captureLoads(captured)
+    await query(
+      'COPY INTO PUBLIC."purged" FROM @%"purged"/p/b.json.gz FILE_FORMAT = (TYPE = JSON) MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE PURGE = TRUE',
+    )
+    server.captureLoads(undefined)
+    expect(countsSince(before, server.requestCounts())).toEqual({ 'query COPY': 1 })
+    expect(readdirSync(captured)).toEqual(['000000-b.json.gz'])
+    expect(readFileSync(join(captured, '000000-b.json.gz'))).toEqual(body)
+    expect(server.stagedFiles().filter((file) => file.endsWith('b.json.gz'))).toEqual([])
+    expect(await server.rows('PUBLIC', 'purged')).toEqual([{ id: 1n }])
+  } finally {
+    rmSync(captured, { recursive: true, force: true })
+  }
 })
