@@ -1,5 +1,5 @@
 /**
- * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres|clickhouse|clickhouse-replicated|amqp|s3|azure-blob|sftp --rows N --min-kills K --max-runs M [options]
+ * pnpm --filter @skippr/chaos chaos --sink duckdb|postgres|clickhouse|clickhouse-replicated|amqp|s3|azure-blob|sftp|snowflake|bigquery --rows N --min-kills K --max-runs M [options]
  * Prints one line per run, then kills, runs, elapsed (with `--refused`, where the file's rows
  * landed) and PASS/FAIL. Exit 0 on PASS, 1 on FAIL, 2 on a bad command line.
  */

@@ -3,7 +3,8 @@
  * result afterwards. DuckDB is opened only after the last run (skipprd holds the file's lock
  * while it runs); PostgreSQL gets a fresh schema, dropped on dispose; ClickHouse and RabbitMQ
  * (destination-clickhouse.ts, destination-amqp.ts) are read through a DuckDB mirror, and so are
- * the object stores S3, Azure Blob and SFTP (object-destination.ts), whose objects are audited too.
+ * the object stores S3, Azure Blob and SFTP (object-destination.ts), whose objects are audited too;
+ * Snowflake and BigQuery land in fakes whose DuckDB file is read (destination-warehouse.ts).
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
@@ -19,6 +20,8 @@ export const SINKS = [
   's3',
   'azure-blob',
   'sftp',
+  'snowflake',
+  'bigquery',
 ] as const
 export type SinkKind = (typeof SINKS)[number]
 

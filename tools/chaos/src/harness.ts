@@ -22,6 +22,7 @@ import { azureBlobDestination } from './destination-azure-blob.js'
 import { clickhouseDestination } from './destination-clickhouse.js'
 import { s3Destination } from './destination-s3.js'
 import { sftpDestination } from './destination-sftp.js'
+import { bigqueryDestination, snowflakeDestination } from './destination-warehouse.js'
 import { type HostLoss, startHostLoss } from './host-loss.js'
 import { type RunOutcome, runSync, skipprdCli } from './skipprd.js'
 import type { RefusedCounts } from './verify-refused.js'
@@ -213,6 +214,10 @@ function openDestination(options: ChaosOptions, workDir: string): Promise<Destin
       return azureBlobDestination(workDir, PIPELINE)
     case 'sftp':
       return sftpDestination(workDir, PIPELINE)
+    case 'snowflake':
+      return snowflakeDestination(workDir)
+    case 'bigquery':
+      return bigqueryDestination(workDir)
   }
 }
 
