@@ -35,6 +35,8 @@ export class PeerLink {
   durableFsn = 0n
   /** The meta version the peer confirmed durable in the current session. */
   metaVersion = 0
+  /** Set once the peer answered in the current session: it took this leader's token and log. */
+  confirmed = false
   /** Set when the peer refused this leader for good. */
   refused = false
   /** The link's state in words, for error messages. */
@@ -47,6 +49,8 @@ export class PeerLink {
   private closed = false
 
   constructor(
+    /** The peer's name in the in-sync set. */
+    readonly nodeId: string,
     readonly url: string,
     private readonly secret: string,
     private readonly source: LinkSource,
@@ -94,6 +98,7 @@ export class PeerLink {
 
   private disconnected(): void {
     this.durableFsn = 0n
+    this.confirmed = false
     this.onChange()
     if (this.closed || this.refused) return
     if (!this.problem.startsWith('unreachable')) this.problem = 'disconnected'
@@ -104,6 +109,7 @@ export class PeerLink {
     this.session++
     this.durableFsn = 0n
     this.metaVersion = 0
+    this.confirmed = false
     this.next = this.source.oldestFsn
     this.problem = 'catching up'
     const s = this.source
@@ -133,6 +139,7 @@ export class PeerLink {
     if (message.type === 'durable' && message.session === this.session) {
       if (message.fsn > this.durableFsn) this.durableFsn = message.fsn
       this.metaVersion = message.metaVersion
+      this.confirmed = true
       this.problem = 'in sync'
       this.onChange()
     } else if (message.type === 'refused') {

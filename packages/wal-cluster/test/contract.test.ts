@@ -1,7 +1,7 @@
 import { walBackendSuite } from '@skippr/conformance'
 import type { WalPeer } from '../src/index.js'
 import { clusteredWal } from '../src/index.js'
-import { removeTempDirs, SECRET, startPeer, tempDir } from './support.js'
+import { clusterPeers, removeTempDirs, SECRET, startPeer, stateStore, tempDir } from './support.js'
 
 let peer: WalPeer
 
@@ -10,7 +10,14 @@ walBackendSuite({
   async setup() {
     peer = await startPeer(await tempDir())
     return {
-      backend: clusteredWal({ peers: [peer.url], secret: SECRET, fencingToken: 1n, commitTimeoutMs: 10_000 }),
+      backend: clusteredWal({
+        nodeId: 'leader',
+        peers: clusterPeers([peer.url]),
+        secret: SECRET,
+        fencingToken: 1n,
+        inSync: await stateStore(),
+        commitTimeoutMs: 10_000,
+      }),
       dataDir: await tempDir(),
     }
   },

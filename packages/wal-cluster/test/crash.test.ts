@@ -59,7 +59,7 @@ describe('clustered WAL under crashes', () => {
     try {
       const error = await log.append(payload(1)).catch((e: unknown) => e)
       expect(error).toMatchObject({ code: WAL_CLUSTER_NO_PEER })
-      expect((error as Error).message).toMatch(/no in-sync peer confirmed frame 1 within 300 ms/)
+      expect((error as Error).message).toMatch(/the in-sync set did not confirm frame 1 within 300 ms/)
       await expect(log.append(payload(2))).rejects.toMatchObject({ code: WAL_CLUSTER_NO_PEER })
       expect(log.publishedFsn).toBe(1n)
     } finally {
@@ -101,11 +101,12 @@ describe('clustered WAL under crashes', () => {
   it('a leader SIGKILLed at random after its local fsync leaves every FSN it returned on the peer', async () => {
     const peerDir = await tempDir()
     const leaderDir = await tempDir()
+    const stateDir = await tempDir()
     const peer = await startPeer(peerDir)
     try {
       const returned = new Set<bigint>()
       for (let round = 0; round < 3; round++) {
-        const leader = runFixture('leader.ts', [leaderDir, 'p', peer.url])
+        const leader = runFixture('leader.ts', [leaderDir, 'p', stateDir, 'a', '1', '10000', `b=${peer.url}`])
         children.push(leader)
         await leader.printed((line) => line === 'open')
         const after = returned.size + 5 + Math.floor(Math.random() * 30)

@@ -3,12 +3,21 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { LmdbBackend } from '@skippr/state'
 import type { BackendOptions, WalBackend, WalFrame } from '@skippr/wal'
-import { type ClusteredWalOptions, clusteredWal, startWalPeer, type WalPeer } from '../src/index.js'
+import {
+  type ClusteredWalOptions,
+  type ClusterPeer,
+  clusteredWal,
+  type InSyncStore,
+  startWalPeer,
+  type WalPeer,
+} from '../src/index.js'
 
 export const SECRET = 'test-secret'
 
 const dirs: string[] = []
+const stores: LmdbBackend[] = []
 
 export async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'wal-cluster-'))
@@ -16,7 +25,15 @@ export async function tempDir(): Promise<string> {
   return dir
 }
 
+/** A real state store (LMDB) in a temp directory, for the in-sync set; closed by removeTempDirs(). */
+export async function stateStore(dir?: string): Promise<InSyncStore> {
+  const store = LmdbBackend.open(dir ?? (await tempDir()))
+  stores.push(store)
+  return store
+}
+
 export async function removeTempDirs(): Promise<void> {
+  await Promise.all(stores.splice(0).map((store) => store.close()))
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
 }
 
@@ -36,16 +53,26 @@ export function backendOptions(pipeline: string, dataDir: string): BackendOption
   }
 }
 
-/** Opens a leader's log replicated to `peers`. */
-export function openLeader(
+/** A peer given by URL alone is named by it in the in-sync set. */
+export function clusterPeers(peers: readonly (string | ClusterPeer)[]): ClusterPeer[] {
+  return peers.map((peer) => (typeof peer === 'string' ? { nodeId: peer, url: peer } : peer))
+}
+
+/** Opens a leader's log replicated to `peers`, with a set store of its own unless `options` names one. */
+export async function openLeader(
   pipeline: string,
   dataDir: string,
-  peers: string[],
+  peers: readonly (string | ClusterPeer)[],
   options: Partial<ClusteredWalOptions> = {},
 ): Promise<WalBackend> {
-  return clusteredWal({ peers, secret: SECRET, fencingToken: 1n, ...options }).open(
-    backendOptions(pipeline, dataDir),
-  )
+  return clusteredWal({
+    nodeId: 'leader',
+    secret: SECRET,
+    fencingToken: 1n,
+    inSync: options.inSync ?? (await stateStore()),
+    ...options,
+    peers: clusterPeers(peers),
+  }).open(backendOptions(pipeline, dataDir))
 }
 
 export function payload(i: number): Uint8Array {
