@@ -29,6 +29,7 @@
  * Run:  pnpm --filter @skippr/bench at-least-once
  * Env:  SKIPPR_BENCH_ALO_ROWS   rows in the file (default 1,000,000)
  *       SKIPPR_BENCH_ALO_ROUNDS rounds (default 5)
+ *       SKIPPR_BENCH_ALO_ONLY   clickhouse or rabbitmq: only that destination's part, and (3) for its runs
  *       SKIPPR_BENCH_PROFILE    1: run skipprd under `node --cpu-prof` and print its top functions
  *                               (slows it down: the ratios are then not the benchmark's)
  *       SKIPPR_BENCH_DIR        where the temporary data goes (default: the OS temp dir)
@@ -51,6 +52,12 @@ import { type SkipprdRun, type SyncSetup, syncOnce } from './lib/sync-once.js'
 const ROWS = Number(process.env.SKIPPR_BENCH_ALO_ROWS ?? 1_000_000)
 const ROUNDS = Number(process.env.SKIPPR_BENCH_ALO_ROUNDS ?? 5)
 const PROFILE = process.env.SKIPPR_BENCH_PROFILE === '1'
+const DESTINATIONS = ['clickhouse', 'rabbitmq'] as const
+const ONLY = process.env.SKIPPR_BENCH_ALO_ONLY
+if (ONLY !== undefined && !(DESTINATIONS as readonly string[]).includes(ONLY))
+  throw new Error(`SKIPPR_BENCH_ALO_ONLY must be one of ${DESTINATIONS.join(', ')}`)
+/** Whether this run measures `destination`. */
+const measures = (destination: (typeof DESTINATIONS)[number]) => ONLY === undefined || ONLY === destination
 const TARGET = { clickhouse: 0.7, rabbitmq: 0.8, rssMb: 300 }
 const MB = 1024 * 1024
 /** The AMQP sink's default `max_unconfirmed`, which the bare publisher keeps too. */
@@ -202,42 +209,52 @@ function report(chRounds: readonly ClickhouseRound[], mqRounds: readonly Rabbitm
   const mqRatios = mqRounds.map((r) => r.amqplib.ms / r.skipprd.ms)
   const chSkipprd = side(chRounds, 'skipprd')
   const mqSkipprd = side(mqRounds, 'skipprd')
-  const rssMb = Math.max(peakMb(chSkipprd), peakMb(mqSkipprd))
-  const rows: string[][] = [
-    ['part', 'skipprd', 'raw limit', 'ratio', 'target', 'met'],
-    [
-      '(1) → ClickHouse',
-      skipprdCell(chSkipprd, 'server'),
-      rawCell('clickhouse-client JSONEachRow', side(chRounds, 'json'), 'server'),
-      ratioCell(chRatios),
-      `≥ ${TARGET.clickhouse}×`,
-      verdict(median(chRatios) >= TARGET.clickhouse),
-    ],
-    [
-      '    floor',
-      rawCell('clickhouse-client RowBinary', side(chRounds, 'rowBinary'), 'server'),
-      'JSONEachRow',
-      ratioCell(floorRatios),
-      '',
-      '',
-    ],
-    [
+  const rssMb = Math.max(0, ...[chSkipprd, mqSkipprd].filter((runs) => runs.length > 0).map(peakMb))
+  const rss = [
+    measures('clickhouse') ? `clickhouse ${mb(chSkipprd)}` : '',
+    measures('rabbitmq') ? `rabbitmq ${mb(mqSkipprd)}` : '',
+  ]
+  const rssRaw = [
+    measures('clickhouse') ? `clickhouse-client ${mb(side(chRounds, 'json'))}` : '',
+    measures('rabbitmq') ? `bare amqplib ${mb(side(mqRounds, 'amqplib'))}` : '',
+  ]
+  const rows: string[][] = [['part', 'skipprd', 'raw limit', 'ratio', 'target', 'met']]
+  if (measures('clickhouse'))
+    rows.push(
+      [
+        '(1) → ClickHouse',
+        skipprdCell(chSkipprd, 'server'),
+        rawCell('clickhouse-client JSONEachRow', side(chRounds, 'json'), 'server'),
+        ratioCell(chRatios),
+        `≥ ${TARGET.clickhouse}×`,
+        verdict(median(chRatios) >= TARGET.clickhouse),
+      ],
+      [
+        '    floor',
+        rawCell('clickhouse-client RowBinary', side(chRounds, 'rowBinary'), 'server'),
+        'JSONEachRow',
+        ratioCell(floorRatios),
+        '',
+        '',
+      ],
+    )
+  if (measures('rabbitmq'))
+    rows.push([
       '(2) → RabbitMQ',
       skipprdCell(mqSkipprd, 'broker'),
       rawCell('bare amqplib', side(mqRounds, 'amqplib'), 'broker'),
       ratioCell(mqRatios),
       `≥ ${TARGET.rabbitmq}×`,
       verdict(median(mqRatios) >= TARGET.rabbitmq),
-    ],
-    [
-      '(3) peak RSS',
-      `${rssMb.toFixed(0)} MB (clickhouse ${mb(chSkipprd)}, rabbitmq ${mb(mqSkipprd)})`,
-      `clickhouse-client ${mb(side(chRounds, 'json'))}, bare amqplib ${mb(side(mqRounds, 'amqplib'))}`,
-      '',
-      `≤ ${TARGET.rssMb} MB`,
-      verdict(rssMb > 0 && rssMb <= TARGET.rssMb),
-    ],
-  ]
+    ])
+  rows.push([
+    '(3) peak RSS',
+    `${rssMb.toFixed(0)} MB (${rss.filter(Boolean).join(', ')})`,
+    rssRaw.filter(Boolean).join(', '),
+    '',
+    `≤ ${TARGET.rssMb} MB`,
+    verdict(rssMb > 0 && rssMb <= TARGET.rssMb),
+  ])
   console.log(`\n${table(rows)}\n`)
   console.log(
     `skipprd: spawn to exit ("sync": sync_complete's elapsed_ms), medians of ${ROUNDS} rounds; CPU is user + ` +
@@ -260,18 +277,22 @@ try {
   )
   if (!(ROUNDS >= 1)) throw new Error('SKIPPR_BENCH_ALO_ROUNDS must be at least 1')
   started = performance.now()
-  server = await startClickhouse()
-  broker = await Broker.open()
-  const clickhousePid = await serverPid(path.join(server.dir, 'config.xml'))
-  const rabbitmqPid = await serverPid(RABBITMQ_SERVER)
-  await captureClickhouse(server)
-  await captureRabbitmq(broker)
+  if (measures('clickhouse')) {
+    server = await startClickhouse()
+    await captureClickhouse(server)
+  }
+  if (measures('rabbitmq')) {
+    broker = await Broker.open()
+    await captureRabbitmq(broker)
+  }
+  const clickhousePid = server && (await serverPid(path.join(server.dir, 'config.xml')))
+  const rabbitmqPid = broker && (await serverPid(RABBITMQ_SERVER))
   console.log(`captured what the sinks sent in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   const chRounds: ClickhouseRound[] = []
   const mqRounds: RabbitmqRound[] = []
   for (let round = 0; round < ROUNDS; round++) {
-    chRounds.push(await clickhouse(server, clickhousePid, round))
-    mqRounds.push(await rabbitmq(broker, rabbitmqPid, round))
+    if (server && clickhousePid !== undefined) chRounds.push(await clickhouse(server, clickhousePid, round))
+    if (broker && rabbitmqPid !== undefined) mqRounds.push(await rabbitmq(broker, rabbitmqPid, round))
   }
   const met = report(chRounds, mqRounds)
   console.log(machineLine(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`))

@@ -6,6 +6,7 @@ export type { ConfigIssue, ConfigLocation, ConfigProblem, ConfigSchema, FieldPro
 export { configProblem, crossFieldCheck, parseConnectorConfig } from './config.js'
 export type { ConnectorContext, ConnectorDefinition } from './connector.js'
 export { csvField, parseCsv } from './csv.js'
+export { CsvCursor, NOT_ASCII, NULL_FIELD } from './csv-cursor.js'
 export type { DeadletterStage, RefusedRecord } from './deadletter.js'
 export {
   DEADLETTER_FIELDS,

@@ -7,10 +7,14 @@
 import type { RefusedRow } from '@skippr/connector-api'
 import { BAD_RECORD, BATCH_COLUMN, hasCode, RowCountMismatchError } from '@skippr/connector-api'
 import type { Column } from './column-types.js'
+import { encodeCsvBody } from './csv-body.js'
+import { type EncodedRows, partWriter } from './encoded-rows.js'
 import { RECORD_REFUSED, StatementRejectedError, UnsupportedColumnError, VALUE_REFUSED } from './errors.js'
+import { encodeJsonBody } from './json-body.js'
 import { type Cell, type Part, type PartRecord, readRecords } from './part-records.js'
-import { encodedString, RowBinaryWriter, type TargetColumn } from './row-binary.js'
+import { encodedString, type RowBinaryWriter, type TargetColumn } from './row-binary.js'
 import { quoteName } from './sql.js'
+import { valueProblem } from './value-problem.js'
 
 export interface PartContext {
   /** The part's index in the batch, as refused rows name it. */
@@ -30,10 +34,36 @@ export type EncodedPart =
   | { readonly sql: string; readonly body: Uint8Array; readonly rows: number; readonly refused: RefusedRow[] }
   | { readonly error: Error }
 
-/** Values longer than this are cut in messages. */
-const SHOWN_VALUE = 120
-
 export function encodePart(part: Part, at: PartContext): EncodedPart {
+  const targets = targetColumns(part, at)
+  const key = encodedString(at.key)
+  const encoded =
+    (targets instanceof Error ? undefined : fromBytes(part, targets, key)) ??
+    encodeRecords(part, at, targets, key)
+  if ('error' in encoded) return encoded
+  if (encoded.rows !== part.rows) return { error: countMismatch(part, at, encoded.rows) }
+  // Both paths return `targets` when it is an error, so here it is the columns.
+  const names = [...(targets as TargetColumn[]).map((t) => t.name), BATCH_COLUMN].map(quoteName)
+  return {
+    sql: `INSERT INTO ${at.table} (${names.join(', ')}) FORMAT RowBinary`,
+    body: encoded.body,
+    rows: encoded.rows,
+    refused: encoded.refused.map((row) => ({ part: at.index, ...row })),
+  }
+}
+
+/** The usual path: the rows encoded from the body's bytes; undefined for what only the general path reports. */
+function fromBytes(part: Part, targets: readonly TargetColumn[], key: Uint8Array): EncodedRows | undefined {
+  return part.format === 'csv' ? encodeCsvBody(part, targets, key) : encodeJsonBody(part, targets, key)
+}
+
+/** The general path: the part read as records of strings (part-records.ts), then each value encoded. */
+function encodeRecords(
+  part: Part,
+  at: PartContext,
+  targets: TargetColumn[] | Error,
+  key: Uint8Array,
+): EncodedRows | { readonly error: Error } {
   let records: PartRecord[]
   try {
     records = readRecords(part)
@@ -42,39 +72,26 @@ export function encodePart(part: Part, at: PartContext): EncodedPart {
     if (hasCode(error, BAD_RECORD)) return { error: error as Error }
     throw error
   }
-  if (records.length !== part.rows)
-    return {
-      error: new RowCountMismatchError({
-        target: `table ${at.table}`,
-        batch: at.batch,
-        expected: part.rows,
-        loaded: records.length,
-      }),
-    }
-  const targets = targetColumns(part, at)
+  if (records.length !== part.rows) return { error: countMismatch(part, at, records.length) }
   if (targets instanceof Error) return { error: targets }
-  const key = encodedString(at.key)
-  // RowBinary is about as long as the text it comes from, plus the key on every row.
-  const writer = new RowBinaryWriter(part.body.length + records.length * key.length)
-  const refused: RefusedRow[] = []
+  const writer = partWriter(part, key)
+  const refused: EncodedRows['refused'][number][] = []
   records.forEach((record, row) => {
     const problem = 'problem' in record ? record.problem : writeRow(writer, targets, record.cells)
     if (problem)
-      refused.push({
-        part: at.index,
-        row,
-        error: problem,
-        code: 'cells' in record ? VALUE_REFUSED : RECORD_REFUSED,
-      })
+      refused.push({ row, error: problem, code: 'cells' in record ? VALUE_REFUSED : RECORD_REFUSED })
     writer.encoded(key)
   })
-  const names = [...targets.map((t) => t.name), BATCH_COLUMN].map(quoteName)
-  return {
-    sql: `INSERT INTO ${at.table} (${names.join(', ')}) FORMAT RowBinary`,
-    body: writer.bytes(),
-    rows: records.length,
-    refused,
-  }
+  return { body: writer.bytes(), rows: records.length, refused }
+}
+
+function countMismatch(part: Part, at: PartContext, loaded: number): Error {
+  return new RowCountMismatchError({
+    target: `table ${at.table}`,
+    batch: at.batch,
+    expected: part.rows,
+    loaded,
+  })
 }
 
 /** Writes the row's values; returns the first one its column cannot hold, as a one-line reason. */
@@ -87,7 +104,7 @@ function writeRow(
   targets.forEach((target, i) => {
     const cell = cells[i] ?? null
     const reason = writer.value(target, cell)
-    problem ??= reason && `column ${JSON.stringify(target.name)}: ${shown(cell)} ${reason}`
+    problem ??= reason && valueProblem(target, cell, reason)
   })
   return problem
 }
@@ -107,10 +124,4 @@ function targetColumns(part: Part, at: PartContext): TargetColumn[] | Error {
     targets.push({ name: column.name, type: column.type, nullable: column.nullable, field: field.type })
   }
   return targets
-}
-
-function shown(cell: Cell): string {
-  if (cell === null) return 'NULL'
-  const text = cell.length > SHOWN_VALUE ? `${cell.slice(0, SHOWN_VALUE)}…` : cell
-  return JSON.stringify(text)
 }

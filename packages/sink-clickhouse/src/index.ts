@@ -8,6 +8,9 @@ export { BOOLEAN_TYPE, columnTypeOf } from './column-types.js'
 export type { ClickhouseSinkConfig, ClickhouseSinkOptions, Engine } from './config.js'
 export { clickhouseSinkConfig, ENGINES } from './config.js'
 export { BATCHES_TABLE } from './ddl.js'
+// The encoder on its own, for the encoding benchmark (tools/bench clickhouse-encode).
+export type { EncodedPart, PartContext } from './encode-part.js'
+export { encodePart } from './encode-part.js'
 export {
   AUTHENTICATION_FAILED,
   AuthenticationError,
@@ -31,6 +34,7 @@ export {
   UnsupportedColumnError,
   VALUE_REFUSED,
 } from './errors.js'
+export type { Part } from './part-records.js'
 export { supportsDeduplicationToken } from './server-version.js'
 export { ClickhouseSink } from './sink.js'
 

@@ -78,7 +78,7 @@ function jsonRecord(part: Part, line: string): PartRecord {
   }
 }
 
-function isJson(text: string): boolean {
+export function isJson(text: string): boolean {
   try {
     JSON.parse(text)
     return true

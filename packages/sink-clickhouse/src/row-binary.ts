@@ -7,6 +7,7 @@
  */
 import type { FieldType } from '@skippr/connector-api'
 import { BOOLEAN_TYPE, type ColumnType } from './column-types.js'
+import { SAFE_INTEGER_TEXT, shortDecimal, shortInteger } from './number-bytes.js'
 import type { Cell } from './part-records.js'
 
 export interface TargetColumn {
@@ -25,8 +26,10 @@ const SPECIAL_DOUBLES = new Map<string, number>([
   ['Infinity', Infinity],
   ['-Infinity', -Infinity],
 ])
-/** Digits (and a sign) that a double holds exactly: every integer of up to 15 digits is below 2^53. */
-const SAFE_INTEGER_TEXT = 16
+/** Strings up to this many bytes are copied a byte at a time. */
+const SHORT_COPY = 32
+/** Keeps a U+FEFF that starts a value: it is part of the value's text, not a byte order mark. */
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
 const TWO_32 = 2 ** 32
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 const INT_RANGE = {
@@ -50,16 +53,56 @@ export class RowBinaryWriter {
 
   /** Appends `cell` as a value of `column`; returns why the column cannot hold it, if it cannot. */
   value(column: TargetColumn, cell: Cell): string | undefined {
-    if (cell === null) {
-      if (!column.nullable) return 'is NULL, and the column is part of the table key'
-      this.room(1)
-      this.buffer[this.length++] = 1
-      return undefined
+    if (cell === null) return this.null(column)
+    this.notNull(column)
+    return this.typed(column, cell)
+  }
+
+  /**
+   * Appends the non-null value whose text is the UTF-8 `bytes[start, end)` as it stands (no escape
+   * or doubled quote in it), as `value` would append that text: a string's bytes are copied, an
+   * integer or short decimal is read from its digits (number-bytes.ts), and only any other text is
+   * decoded and read as `value` reads it.
+   */
+  valueOfBytes(column: TargetColumn, bytes: Uint8Array, start: number, end: number): string | undefined {
+    this.notNull(column)
+    switch (column.type) {
+      case 'Int32':
+      case 'Int64': {
+        const value = shortInteger(bytes, start, end)
+        if (value !== undefined) return this.safeInteger(column.type, value)
+        break
+      }
+      case 'Float64': {
+        const value = shortDecimal(bytes, start, end)
+        if (value === undefined) break
+        this.room(8)
+        this.length = this.buffer.writeDoubleLE(value, this.length)
+        return undefined
+      }
+      case 'String':
+        this.stringBytes(bytes, start, end)
+        return undefined
     }
-    if (column.nullable) {
-      this.room(1)
-      this.buffer[this.length++] = 0
-    }
+    return this.typed(column, decoder.decode(bytes.subarray(start, end)))
+  }
+
+  /** Appends NULL; returns why not when the column is part of the key, and so not Nullable. */
+  null(column: TargetColumn): string | undefined {
+    if (!column.nullable) return 'is NULL, and the column is part of the table key'
+    this.room(1)
+    this.buffer[this.length++] = 1
+    return undefined
+  }
+
+  /** The Nullable marker of a value that is not NULL. */
+  private notNull(column: TargetColumn): void {
+    if (!column.nullable) return
+    this.room(1)
+    this.buffer[this.length++] = 0
+  }
+
+  private typed(column: TargetColumn, cell: string): string | undefined {
     switch (column.type) {
       case 'Int32':
       case 'Int64':
@@ -88,14 +131,30 @@ export class RowBinaryWriter {
     if (LONE_SURROGATE.test(text)) return 'holds a lone UTF-16 surrogate, which UTF-8 cannot hold'
     const size = Buffer.byteLength(text)
     this.room(size + 5)
-    let rest = size
+    this.size(size)
+    this.length += this.buffer.write(text, this.length)
+    return undefined
+  }
+
+  /** Appends the String value whose UTF-8 bytes are `bytes[start, end)`. */
+  private stringBytes(bytes: Uint8Array, start: number, end: number): void {
+    const size = end - start
+    this.room(size + 5)
+    this.size(size)
+    // Most values are a few bytes: copying them one by one beats making a subarray for `set`.
+    if (size > SHORT_COPY) this.buffer.set(bytes.subarray(start, end), this.length)
+    else for (let i = 0; i < size; i++) this.buffer[this.length + i] = bytes[start + i] as number
+    this.length += size
+  }
+
+  /** A String's length as LEB128; the caller has made room for it. */
+  private size(bytes: number): void {
+    let rest = bytes
     while (rest >= 0x80) {
       this.buffer[this.length++] = (rest & 0x7f) | 0x80
       rest >>>= 7
     }
     this.buffer[this.length++] = rest
-    this.length += this.buffer.write(text, this.length)
-    return undefined
   }
 
   private integer(type: 'Int32' | 'Int64', cell: string): string | undefined {
