@@ -199,7 +199,18 @@ describe('WAL_STORAGE=s3 with the dynamodb state store', () => {
       // transaction holds its locks until it runs again, as a paused process would: B may wait on
       // them, so A is woken while B runs.
       const b = sync(newHost(lease))
-      await sleep(4_000)
+      // Woken only once B holds the lease (while A is frozen, a live writer can only be B): on a
+      // loaded machine B may take seconds to start, and A, woken before, would rightly go on as
+      // the writer nobody replaced.
+      const liveWriter = async () => {
+        const shown = await runCli(['query', '--plain', '-s', 'SHOW PIPELINE bikehire'], {
+          cwd: p.dir,
+          env: newHost(lease),
+        })
+        const line = shown.stdout.split('\n').find((l) => l.startsWith('{'))
+        return line === undefined ? null : (JSON.parse(line) as { writer: unknown }).writer
+      }
+      await expect.poll(liveWriter, { timeout: 60_000, interval: 250 }).not.toBeNull()
       a.kill('SIGCONT')
       // A finds its lease gone and stops: whatever it does from there is fenced out.
       expect(await exitedA).not.toBe(0)
