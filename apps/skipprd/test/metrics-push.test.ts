@@ -13,6 +13,7 @@ import { Sender } from '@skippr/sf'
 import { freePorts } from '@skippr/test-servers'
 import { afterEach, describe, expect, it } from 'vitest'
 import { exited, spawnCli } from './support/cli.js'
+import { httpPushConfig } from './support/http-push.js'
 import { type Project, project } from './support/project.js'
 import { scrape } from './support/scrape.js'
 import { accepts, websocketConfig } from './support/websocket-sync.js'
@@ -61,19 +62,7 @@ describe('push source metrics on --metrics-addr', () => {
   it('HttpServer: requests by status, body bytes received and rows accepted', async () => {
     const [port] = (await freePorts(1)) as [number]
     const p = await project(
-      [
-        'data_sources:',
-        '  http:',
-        `    HttpServer: { listen: 127.0.0.1:${port}, namespace: events, max_request_bytes: 1000 }`,
-        'data_sinks:',
-        '  warehouse:',
-        '    Duckdb: { path: ./warehouse.duckdb }',
-        'pipelines:',
-        '  push:',
-        '    data_source: data_sources.http',
-        '    data_sink: data_sinks.warehouse',
-        '',
-      ].join('\n'),
+      httpPushConfig(port, 'Duckdb: { path: ./warehouse.duckdb }', ', max_request_bytes: 1000'),
     )
     cleanups.push(() => p.remove())
     const sync = await startSync(p, 'push')

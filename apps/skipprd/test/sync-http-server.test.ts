@@ -11,7 +11,14 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { exited, runCli } from './support/cli.js'
 import { query } from './support/duckdb.js'
-import { type PushRun, postUntilCommitted, sendWithKills, startSync, stopSync } from './support/http-push.js'
+import {
+  httpPushConfig,
+  type PushRun,
+  postUntilCommitted,
+  sendWithKills,
+  startSync,
+  stopSync,
+} from './support/http-push.js'
 import { type Project, project } from './support/project.js'
 
 const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -34,21 +41,7 @@ afterAll(async () => {
 
 async function pushProject(sink: string, source = ''): Promise<{ p: Project; run: PushRun }> {
   const [port] = (await freePorts(1)) as [number]
-  const p = await project(
-    [
-      'data_sources:',
-      '  http:',
-      `    HttpServer: { listen: 127.0.0.1:${port}, namespace: events${source} }`,
-      'data_sinks:',
-      '  warehouse:',
-      `    ${sink}`,
-      'pipelines:',
-      '  push:',
-      '    data_source: data_sources.http',
-      '    data_sink: data_sinks.warehouse',
-      '',
-    ].join('\n'),
-  )
+  const p = await project(httpPushConfig(port, sink, source))
   cleanups.push(() => p.remove())
   return { p, run: { cwd: p.dir, pipeline: 'push', port, env: { HTTP_TOKEN: TOKEN, WAREHOUSE_URL: PG_URL } } }
 }

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { freePorts } from '@skippr/test-servers'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { postUntilCommitted, startSync, stopSync } from './support/http-push.js'
+import { httpPushConfig, postUntilCommitted, startSync, stopSync } from './support/http-push.js'
 import { type Project, project } from './support/project.js'
 
 const PG_URL = process.env.SKIPPR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -26,15 +26,7 @@ afterAll(async () => {
 
 async function node(port: number, schema: string): Promise<Project> {
   const p = await project(
-    [
-      'data_sources:',
-      `  http: { HttpServer: { listen: 127.0.0.1:${port}, namespace: events } }`,
-      'data_sinks:',
-      `  warehouse: { Postgres: { connection_string: \${WAREHOUSE_URL}, schema: ${schema} } }`,
-      'pipelines:',
-      '  push: { data_source: data_sources.http, data_sink: data_sinks.warehouse }',
-      '',
-    ].join('\n'),
+    httpPushConfig(port, `Postgres: { connection_string: \${WAREHOUSE_URL}, schema: ${schema} }`),
   )
   cleanups.push(() => p.remove())
   return p

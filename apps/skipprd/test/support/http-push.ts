@@ -8,6 +8,26 @@ import type { ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { exited, spawnCli } from './cli.js'
 
+/**
+ * A skippr.yml whose pipeline `push` reads an HttpServer source on 127.0.0.1:`port` (namespace
+ * `events`, with `source` appended to its fields, e.g. `, token: ${TOKEN}`) into `sink`.
+ */
+export function httpPushConfig(port: number, sink: string, source = ''): string {
+  return [
+    'data_sources:',
+    '  http:',
+    `    HttpServer: { listen: 127.0.0.1:${port}, namespace: events${source} }`,
+    'data_sinks:',
+    '  warehouse:',
+    `    ${sink}`,
+    'pipelines:',
+    '  push:',
+    '    data_source: data_sources.http',
+    '    data_sink: data_sinks.warehouse',
+    '',
+  ].join('\n')
+}
+
 export interface PushRun {
   readonly cwd: string
   readonly pipeline: string
