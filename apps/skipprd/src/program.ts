@@ -39,7 +39,10 @@ export const program = new Command('skipprd')
       LOG_LEVELS,
     ),
   )
-  .option('--wal-storage <MODE>', 'WAL backend: disk (default), s3 or clustered (default: WAL_STORAGE)')
+  .option(
+    '--wal-storage <MODE>',
+    'WAL backend: disk (default), s3 or clustered (default: WAL_STORAGE); clustered: this node at SKIPPR_CLUSTER_LISTEN (host:port), the others in SKIPPR_CLUSTER_PEERS (host:port or id=host:port, comma-separated), SKIPPR_CLUSTER_SECRET, optional SKIPPR_CLUSTER_NODE_ID',
+  )
   .option(
     '--wal-s3-bucket <BUCKET>',
     'WAL bucket for --wal-storage s3, when skippr.yml does not set skippr.wal_s3_bucket',

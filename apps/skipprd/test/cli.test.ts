@@ -118,6 +118,12 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
   })
 
   it('WAL_STORAGE=clustered refuses, at start-up, a destination whose retries could duplicate rows', async () => {
+    const CLUSTER_NODE = {
+      WAL_STORAGE: 'clustered',
+      SKIPPR_CLUSTER_LISTEN: '127.0.0.1:7401',
+      SKIPPR_CLUSTER_PEERS: '127.0.0.1:7402',
+      SKIPPR_CLUSTER_SECRET: 'secret',
+    }
     const refusals = [
       ['Stdout: { format: jsonl }', 'Stdout', 'none'],
       ['Clickhouse: { url: "http://127.0.0.1:1" }', 'Clickhouse', 'at-least-once'],
@@ -128,18 +134,18 @@ describe('bad input: one line on stderr naming file, path and fix; exit 1', () =
       await p.write('skippr.yml', bikehireConfig({ rows: 10, sink }))
       const result = await runCli(['sync', '-p', 'bikehire'], {
         cwd: p.dir,
-        env: { WAL_STORAGE: 'clustered', AMQP_URL: 'amqp://127.0.0.1:1' },
+        env: { ...CLUSTER_NODE, AMQP_URL: 'amqp://127.0.0.1:1' },
       })
       expect({ code: result.code, stderr: result.stderr }).toEqual({
         code: 1,
         stderr: `[skippr] config failed: WAL_STORAGE=clustered accepts only destinations whose retries cannot duplicate rows (exactly-once, overwrite-on-retry): data_sinks.warehouse (${type}) is ${tier}; use WAL_STORAGE=disk for it, or another destination\n`,
       })
     }
-    // An exactly-once destination passes that check and meets the next: this build has no clustered WAL.
+    // An exactly-once destination passes that check and meets the next: the nodes must share a store.
     await p.write('skippr.yml', bikehireConfig({ rows: 10 }))
-    const fits = await runCli(['sync', '-p', 'bikehire'], { cwd: p.dir, env: { WAL_STORAGE: 'clustered' } })
+    const fits = await runCli(['sync', '-p', 'bikehire'], { cwd: p.dir, env: CLUSTER_NODE })
     expect(fits.stderr).toMatch(
-      /^\[skippr\] config failed: WAL_STORAGE=clustered is not available in this build/,
+      /^\[skippr\] config failed: WAL_STORAGE=clustered needs a state store every node shares/,
     )
   })
 

@@ -47,6 +47,11 @@ export interface WalPeer {
   /** `ws://host:port`, what a leader's `peers` lists. */
   readonly url: string
   readonly port: number
+  /**
+   * Stops keeping `pipeline`'s copy, for good: its leader is disconnected, the copy is closed (so this
+   * node can open it as the leader's log after a takeover) and every later HELLO for it is refused.
+   */
+  release(pipeline: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -80,6 +85,7 @@ export async function startWalPeer(options: WalPeerOptions): Promise<WalPeer> {
   return {
     url: `ws://${address}:${port}`,
     port,
+    release: (pipeline) => server.release(pipeline),
     async close() {
       for (const client of wss.clients) client.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
@@ -92,6 +98,8 @@ class PeerServer {
   private readonly copies = new Map<string, Promise<PeerCopy>>()
   /** The connection whose session is current, per pipeline. */
   private readonly owners = new Map<string, Connection>()
+  /** Pipelines this node leads now: their copies are its logs, no longer a peer's. */
+  private readonly released = new Set<string>()
   private readonly logger: SlotLogger | undefined
   private readonly secret: Buffer
 
@@ -110,10 +118,11 @@ class PeerServer {
     }
     const connection = new Connection(ws, this)
     ws.on('message', (data: Buffer) => connection.receive(data))
-    ws.on('close', () => this.release(connection))
+    ws.on('close', () => this.disown(connection))
   }
 
-  copyFor(hello: Hello): Promise<PeerCopy> {
+  copyFor(hello: Hello): Promise<PeerCopy> | undefined {
+    if (this.released.has(hello.pipeline)) return undefined
     let copy = this.copies.get(hello.pipeline)
     if (copy === undefined) {
       copy = PeerCopy.open({
@@ -141,8 +150,18 @@ class PeerServer {
     return this.owners.get(pipeline) === connection
   }
 
-  release(connection: Connection): void {
+  disown(connection: Connection): void {
     for (const [pipeline, owner] of this.owners) if (owner === connection) this.owners.delete(pipeline)
+  }
+
+  async release(pipeline: string): Promise<void> {
+    this.released.add(pipeline)
+    const copy = this.copies.get(pipeline)
+    // After the session that holds it: a frame being made durable is finished first.
+    await (await copy?.catch(() => undefined))?.run(async () => {})
+    this.owners.get(pipeline)?.displaced(0n)
+    this.owners.delete(pipeline)
+    await this.discard(pipeline)
   }
 
   /** After a failed operation the copy is reopened (its storage recovers) by the next session. */
@@ -201,7 +220,13 @@ class Connection {
   }
 
   private async hello(hello: Hello): Promise<void> {
-    const copy = await this.server.copyFor(hello)
+    const opening = this.server.copyFor(hello)
+    if (opening === undefined) {
+      this.send(refusal(hello.session, 'older-token', `this node leads pipeline ${hello.pipeline} now`))
+      this.ws.close()
+      return
+    }
+    const copy = await opening
     const refused = await copy.run(async () => {
       const seen = copy.token
       if (!(await copy.fence(hello.token)))

@@ -27,12 +27,14 @@ import type { Payload } from '@skippr/sf/slot'
 import {
   type BackendOptions,
   diskWal,
+  type SnapshotSourceOptions,
   type WalBackend,
   type WalBackendType,
   WalClosedError,
   type WalError,
   type WalFrame,
   type WalMeta,
+  type WalSnapshotSource,
 } from '@skippr/wal'
 import { BasedLog, basedSnapshot } from './based-log.js'
 import { readRecord, recordPath, writeRecord } from './cluster-record.js'
@@ -81,13 +83,22 @@ export function clusteredWal(options: ClusteredWalOptions): WalBackendType {
   return {
     name: 'clustered',
     open: (backendOptions) => ReplicatedBackend.open(options, local, backendOptions),
-    // Readers read the leader's local copy: it holds every committed frame.
-    openSnapshot: async (snapshotOptions) =>
-      basedSnapshot(await local.openSnapshot(snapshotOptions), async () => {
-        const record = await readRecord(recordPath(snapshotOptions.dataDir, snapshotOptions.pipeline))
-        return record.base ?? 0n
-      }),
+    openSnapshot: (snapshotOptions) => openClusteredSnapshot(snapshotOptions, local),
   }
+}
+
+/**
+ * A reader's view of the log in this node's data directory, a leader's or a peer's copy (a member's
+ * holds every committed frame), at the leader's FSNs; it needs no peer, secret nor set.
+ */
+export async function openClusteredSnapshot(
+  options: SnapshotSourceOptions,
+  local: WalBackendType = diskWal,
+): Promise<WalSnapshotSource> {
+  return basedSnapshot(await local.openSnapshot(options), async () => {
+    const record = await readRecord(recordPath(options.dataDir, options.pipeline))
+    return record.base ?? 0n
+  })
 }
 
 interface Waiter {

@@ -8,6 +8,7 @@ import path from 'node:path'
 import { ConfigError } from '@skippr/connector-api'
 import type { WalStorage } from '@skippr/wal'
 import { PipelineNotFoundError } from '../errors.js'
+import { type ClusterSettings, clusterSettings } from './cluster.js'
 import { blockingFile, requireDirectory } from './directories.js'
 import type { Env } from './interpolate.js'
 import type { ConfigFile } from './load.js'
@@ -57,6 +58,8 @@ export interface PipelineSettings {
   readonly walS3Bucket?: string | undefined
   /** `skippr.wal_s3_endpoint`: an S3-compatible server, else the SDK's (`AWS_ENDPOINT_URL_S3`). */
   readonly walS3Endpoint?: string | undefined
+  /** `WAL_STORAGE=clustered`: this node and its peers (SKIPPR_CLUSTER_*). */
+  readonly cluster?: ClusterSettings | undefined
   readonly store: StoreSettings
   readonly workspace: string
 }
@@ -77,6 +80,7 @@ export function pipelineSettings(
   const env = file.env
   const [, sourceEntry = ''] = pipeline.data_source.split('.')
   const sinkEntry = pipeline.data_sink?.split('.')[1]
+  const storage = walStorage(flags.walStorage, env, once)
   return {
     name,
     sourceEntry,
@@ -90,13 +94,14 @@ export function pipelineSettings(
     bufferThresholdBytes: pipeline.buffer_threshold_bytes,
     bufferThresholdSeconds: pipeline.buffer_threshold_seconds,
     walMaxTotalBytes: pipeline.wal_max_total_bytes,
-    walStorage: walStorage(flags.walStorage, env, once),
+    walStorage: storage,
     walS3Bucket:
       file.data.skippr?.wal_s3_bucket ??
       flags.walS3Bucket ??
       (env.SKIPPR_WAL_S3_BUCKET || undefined) ??
       (env.SKIPPR_S3_BUCKET || undefined),
     walS3Endpoint: file.data.skippr?.wal_s3_endpoint,
+    cluster: storage === 'clustered' ? clusterSettings(env) : undefined,
     store: {
       type: file.data.skippr?.store?.type ?? flags.storeType ?? env.SKIPPR_STORE_TYPE ?? 'sled',
       name: file.data.skippr?.store?.name ?? flags.storeName ?? env.SKIPPR_STORE_NAME,

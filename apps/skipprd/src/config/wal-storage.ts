@@ -27,6 +27,17 @@ export function walStorage(flag: string | undefined, env: Env, once: boolean): W
   return value as WalStorage
 }
 
+/**
+ * Refuses every-pipeline mode (`sync` without --pipeline): its rounds are runs of --once, and a
+ * clustered node serves one pipeline's DATA_DIR on its SKIPPR_CLUSTER_LISTEN for the whole sync.
+ */
+export function checkEveryPipelineMode(storage: WalStorage): void {
+  if (storage === 'clustered')
+    throw new WalStorageUnavailableError(
+      'WAL_STORAGE=clustered runs one pipeline per sync: pass --pipeline <name> (one long-running sync per node and pipeline)',
+    )
+}
+
 /** A destination of the pipeline, as the refusal names it. */
 export interface DestinationTier {
   /** `data_sinks.events`. */

@@ -33,6 +33,7 @@ import type { PipelineSettings } from '../config/settings.js'
 import type { ResolvedConnector } from '../connectors.js'
 import { InterruptedError } from '../errors.js'
 import type { Chaos } from './chaos.js'
+import { type ClusterNode, startClusterNode } from './cluster-node.js'
 import { RunProgress, type SkipReason, type SyncListener } from './events.js'
 import { readIntoWal } from './ingest.js'
 import type { Lander } from './lander.js'
@@ -99,6 +100,7 @@ export type PipelineRunResult =
 export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunResult> {
   const { settings } = options
   const store = await openPipelineStore(settings)
+  let cluster: ClusterNode | undefined
   try {
     const state = store.pipeline(settings.name)
     const skip = await skipReason(state, options)
@@ -106,8 +108,11 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     const failed = new AbortController()
     const lease = options.leaseWatch && (await leaseIfFree(state, options, failed))
     if (lease === null) return { status: 'skipped', reason: 'leased' }
-    return await runSync(state, options, failed, lease)
+    // Serving as a peer from before the lease wait: the leader's commits wait for this node's copy.
+    cluster = settings.cluster && (await startClusterNode(settings, settings.cluster, store, options.logger))
+    return await runSync(state, options, failed, lease, cluster)
   } finally {
+    await cluster?.close()
     await store.close()
   }
 }
@@ -215,6 +220,7 @@ async function runSync(
   options: PipelineRunOptions,
   failed: AbortController,
   leased: Lease | undefined,
+  cluster: ClusterNode | undefined,
 ): Promise<PipelineRunResult> {
   const { settings, listener } = options
   const pipeline = settings.name
@@ -234,7 +240,7 @@ async function runSync(
 
     const reading = AbortSignal.any([options.stop, failed.signal])
     const fail = (error: unknown): void => failed.abort(error)
-    const run = { state, options, lease, runId, logger, progress, reading, fail, cleanups }
+    const run = { state, options, lease, runId, logger, progress, reading, fail, cleanups, cluster }
     const { source, schemas, wal, lander, buffer } = await buildRun(run)
     const landing = startLanding(lander, options, failed, cleanups)
 

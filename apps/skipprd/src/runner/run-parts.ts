@@ -21,6 +21,7 @@ import type { Logger } from 'pino'
 import type { ResolvedConnector } from '../connectors.js'
 import { SourceFailedError } from '../errors.js'
 import { connectorLogger } from '../logging.js'
+import type { ClusterNode } from './cluster-node.js'
 import type { RunProgress } from './events.js'
 import { Lander } from './lander.js'
 import type { PipelineRunOptions } from './pipeline-run.js'
@@ -50,6 +51,8 @@ export interface RunContext {
   /** Fails the run now, aborting `reading` with `error`. */
   readonly fail: (error: unknown) => void
   readonly cleanups: (() => Promise<unknown>)[]
+  /** `WAL_STORAGE=clustered`: this node, whose peer lets go of the pipeline's copy when its WAL opens. */
+  readonly cluster?: ClusterNode | undefined
 }
 
 export interface RunParts {
@@ -154,7 +157,7 @@ function openRunWal(run: RunContext): Promise<Wal> {
   return openWal({
     pipeline: settings.name,
     dataDir: settings.dataDir,
-    backend: walBackend(settings, run.state),
+    backend: walBackend(settings, run.state, run.cluster?.leader(run.state, run.lease.token)),
     bytesPerFile: walSettings.bytesPerFile,
     maxDelaySeconds: walSettings.maxDelaySeconds,
     positions: resumePositions(run.state, run.lease.token),

@@ -24,7 +24,7 @@ import {
   pipelineSettings,
   type RuntimeFlags,
 } from '../config/settings.js'
-import { checkDestinationsFit, type DestinationTier } from '../config/wal-storage.js'
+import { checkDestinationsFit, checkEveryPipelineMode, type DestinationTier } from '../config/wal-storage.js'
 import { type ResolvedConnector, resolveSink, resolveSource } from '../connectors.js'
 import type { Redactor } from '../redact.js'
 import { createChaos, noChaos } from './chaos.js'
@@ -81,9 +81,10 @@ export async function resolvePipeline(
       : resolveSink(file, deadletterSinkEntry, 'deadletter_sinks'),
     schemaSinkEntry === undefined ? undefined : resolveSink(file, schemaSinkEntry, 'schema_sinks'),
   ])
-  environment.redactor.add(
-    [source, sink, deadletterSink, schemaSink].flatMap((connector) => connector?.secrets ?? []),
-  )
+  environment.redactor.add([
+    ...[source, sink, deadletterSink, schemaSink].flatMap((connector) => connector?.secrets ?? []),
+    ...(settings.cluster ? [settings.cluster.secret] : []),
+  ])
   checkDestinationsFit(settings.walStorage, [
     ...(sink ? [destinationTier('data_sinks', sink)] : []),
     ...(deadletterSink ? [destinationTier('deadletter_sinks', deadletterSink)] : []),
@@ -164,7 +165,11 @@ function optionalMs(env: Env, name: string): number | undefined {
 export async function syncEveryPipeline(environment: RunEnvironment, once: boolean): Promise<number> {
   const names = pipelineNames(environment.file)
   const pipelines = []
-  for (const name of names) pipelines.push(await resolvePipeline(environment, name, once))
+  for (const name of names) {
+    const pipeline = await resolvePipeline(environment, name, once)
+    checkEveryPipelineMode(pipeline.settings.walStorage)
+    pipelines.push(pipeline)
+  }
   let failures = 0
   const recheckMs = envSeconds(environment.file.env, 'SKIPPR_RECHECK_SECONDS', RECHECK_SECONDS) * 1000
   const watches = new Map(names.map((name): [string, LeaseWatch] => [name, {}]))
