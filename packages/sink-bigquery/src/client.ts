@@ -5,6 +5,10 @@ import type { BigquerySinkConfig } from './config.js'
 
 export function createClient(config: BigquerySinkConfig): BigQuery {
   const base = {
+    // One attempt per request: the runner's retry loop owns the retrying, within skipprd's retry
+    // budget (the SDK's own, 3 retries with backoff, outlasts a short budget). A resent load meets
+    // its job (409) and a resent script the ledger, whoever resends them.
+    retryOptions: { autoRetry: false, maxRetries: 0 },
     projectId: config.project,
     location: config.location,
     ...(config.api_endpoint ? { apiEndpoint: config.api_endpoint.replace(/\/+$/, '') } : {}),

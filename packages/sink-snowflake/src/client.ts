@@ -42,9 +42,10 @@ export class Session {
       ...(config.role ? { role: config.role } : {}),
       ...(config.access_url ? { accessUrl: config.access_url.replace(/\/+$/, '') } : {}),
       application: 'skippr',
-      // A login that cannot reach the service fails in seconds (default: 7 tries), and the
-      // runner retries the write; a statement's own transport retries stay the driver's.
-      sfRetryMaxLoginRetries: 2,
+      // One login attempt: the runner's retry loop owns the retrying, within skipprd's retry
+      // budget (the driver's default, 7 tries with backoff, outlasts a short budget). A
+      // statement's transport retries stay the driver's: it offers no setting for them.
+      sfRetryMaxLoginRetries: 0,
     })
     await new Promise<void>((resolve, reject) => {
       connection.connect((error) => (error ? reject(error) : resolve()))

@@ -20,7 +20,7 @@ export function dottedName(name: string): string {
   return name.split('.').map(configName).join('.')
 }
 
-const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
+export const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16)
 
 /**
  * The staged file of a part: `skippr_<pipeline>_<epoch>_<seq>_<part>` (characters other than

@@ -26,9 +26,11 @@ import { parse } from 'valibot'
 import { Session } from './client.js'
 import { type SnowflakeSinkConfig, type SnowflakeSinkOptions, snowflakeSinkConfig } from './config.js'
 import { type CopyRequest, copyPart, refusedRows, refusesValues } from './copy.js'
+import { abortDetached, transactionName } from './detached.js'
 import { classify, codeOf, SNOWFLAKE_REFUSED, SnowflakeError } from './errors.js'
 import { Ledger } from './ledger.js'
 import { configName, dottedName, ident, stagedFileName } from './names.js'
+import { Sessions } from './sessions.js'
 import { putFile, removeFile } from './stage.js'
 import { baseType, changeFor, columnType, rewriteExpression } from './types.js'
 
@@ -54,9 +56,15 @@ type Step =
  */
 export class SnowflakeSink implements Sink {
   readonly guarantee: Guarantee = 'exactly-once'
+  /**
+   * Two batches at once, each in a session of its own: one's PUTs overlap the other's transaction.
+   * Their transactions still run one after the other (the fence row's UPDATE waits for the other's
+   * COMMIT), and each stands alone: identity and fence checked, rows and ledger row in it.
+   */
+  readonly concurrentWrites = 2
   private readonly config: SnowflakeSinkConfig
   private readonly ledger: Ledger
-  private session: Session | undefined
+  private readonly sessions = new Sessions(() => this.login())
   private ledgerMade = false
   /** Pipelines whose fence row this instance has seen exist (a row is never deleted by the sink). */
   private readonly fenceRows = new Set<string>()
@@ -74,8 +82,10 @@ export class SnowflakeSink implements Sink {
 
   async prepare(schema: NamespaceSchema): Promise<void> {
     try {
-      const session = await this.ready()
-      await this.ensureTable(session, schema)
+      await this.withSession(async (session) => {
+        await this.ensureLedger(session)
+        await this.ensureTable(session, schema)
+      })
     } catch (error) {
       const failure = classify(error, this.target(schema.namespace))
       throw failure.retryable ? failure : permanent(failure)
@@ -87,8 +97,10 @@ export class SnowflakeSink implements Sink {
     const staged: string[] = []
     let session: Session | undefined
     let outcome: WriteOutcome | undefined
+    let healthy = true
     try {
-      session = await this.ready()
+      session = await this.sessions.take()
+      await this.ensureLedger(session)
       const copies: CopyRequest[] = []
       for (const [index, part] of batch.parts.entries()) {
         target = this.target(part.namespace)
@@ -107,6 +119,8 @@ export class SnowflakeSink implements Sink {
 
       target = this.target(BATCHES_TABLE)
       if (!this.fenceRows.has(batch.id.pipeline)) {
+        // A crash mid-write leaves its transaction open, holding the fence row this one needs.
+        await abortDetached(session, this.table(FENCES_TABLE), batch.id.pipeline, batch.fence, this.logger)
         await this.ledger.ensureFenceRow(session, batch.id.pipeline)
         this.fenceRows.add(batch.id.pipeline)
       }
@@ -116,12 +130,13 @@ export class SnowflakeSink implements Sink {
       return outcome
     } catch (error) {
       const failure = classify(error, target)
-      if (failure.retryable) this.forgetSession()
+      healthy = !failure.retryable
       return failure.retryable ? retryLater(failure) : cannotLand(failure)
     } finally {
       // A landed batch's COPYs purged its files; any other may have left some.
       if (outcome?.status !== 'landed' && session?.isUp())
         for (const location of staged) await removeFile(session, location)
+      if (session) this.sessions.give(session, healthy)
     }
   }
 
@@ -135,7 +150,9 @@ export class SnowflakeSink implements Sink {
     copies: readonly CopyRequest[],
     onTable: (namespace: string) => void,
   ): Promise<WriteOutcome> {
-    await session.run('BEGIN')
+    await session.run(
+      `BEGIN NAME ${transactionName(this.table(FENCES_TABLE), batch.id.pipeline, batch.fence)}`,
+    )
     let step: Step
     try {
       step = await this.transactionSteps(session, batch, copies, onTable)
@@ -211,7 +228,7 @@ export class SnowflakeSink implements Sink {
   /** Logs in and reads the warehouse, then logs out; creates nothing. */
   async check(): Promise<void> {
     try {
-      await this.open()
+      this.sessions.give(await this.sessions.take(), true)
     } catch (error) {
       throw classify(error, `database ${this.config.database}`)
     } finally {
@@ -233,17 +250,16 @@ export class SnowflakeSink implements Sink {
   }
 
   async close(): Promise<void> {
-    const session = this.session
-    this.session = undefined
-    await session?.close().catch(() => {})
+    await this.sessions.closeAll()
   }
 
   private async scalar(namespace: string, sql: (table: string) => string): Promise<number> {
     try {
-      const session = await this.open()
-      if (!(await this.describe(session, namespace))) return 0
-      const rows = await session.run(sql(this.table(namespace)))
-      return Number(rows[0]?.n ?? 0)
+      return await this.withSession(async (session) => {
+        if (!(await this.describe(session, namespace))) return 0
+        const rows = await session.run(sql(this.table(namespace)))
+        return Number(rows[0]?.n ?? 0)
+      })
     } catch (error) {
       throw classify(error, this.target(namespace))
     }
@@ -270,19 +286,28 @@ export class SnowflakeSink implements Sink {
     )
   }
 
-  /** The session with the ledger tables made (once per instance): what prepare and write need. */
-  private async ready(): Promise<Session> {
-    const session = await this.open()
-    if (!this.ledgerMade) {
-      await this.ledger.create(session)
-      this.ledgerMade = true
-    }
-    return session
+  /** The ledger tables, made once per instance (CREATE … IF NOT EXISTS: two writes may both). */
+  private async ensureLedger(session: Session): Promise<void> {
+    if (this.ledgerMade) return
+    await this.ledger.create(session)
+    this.ledgerMade = true
   }
 
-  /** The session (logged in again after one was lost), with the warehouse checked. */
-  private async open(): Promise<Session> {
-    if (this.session?.isUp()) return this.session
+  /** `work` on a session of the pool, given back after it (logged out if `work` failed). */
+  private async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    const session = await this.sessions.take()
+    let healthy = false
+    try {
+      const result = await work(session)
+      healthy = true
+      return result
+    } finally {
+      this.sessions.give(session, healthy)
+    }
+  }
+
+  /** A new session, with the warehouse checked. */
+  private async login(): Promise<Session> {
     const session = await Session.open(this.config)
     try {
       const [row] = await session.run('SELECT CURRENT_WAREHOUSE()')
@@ -298,14 +323,7 @@ export class SnowflakeSink implements Sink {
       await session.close().catch(() => {})
       throw error
     }
-    this.session = session
     return session
-  }
-
-  private forgetSession(): void {
-    const session = this.session
-    this.session = undefined
-    session?.close().catch(() => {})
   }
 
   /** The table's columns from Snowflake; undefined when it does not exist. */

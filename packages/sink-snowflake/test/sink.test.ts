@@ -53,6 +53,23 @@ describe('landing', () => {
     expect(existsSync('snowflake.log')).toBe(false)
   })
 
+  it('two writes at once (concurrentWrites 2), each in a session of its own: both land once, none retried', async () => {
+    const sink = openSink(server)
+    expect(sink.concurrentWrites).toBe(2)
+    await sink.prepare(schema('overlap'))
+    for (const seqs of [
+      [1, 2],
+      [3, 4],
+    ])
+      expect(await Promise.all(seqs.map((seq) => sink.write(batchOf('overlap', seq, 'csv'))))).toEqual([
+        { status: 'landed', rows: 5 },
+        { status: 'landed', rows: 5 },
+      ])
+    expect(await server.rows(SCHEMA, 'overlap')).toHaveLength(20)
+    expect(await sink.duplicates('overlap', ['id'])).toBe(0)
+    await sink.close()
+  })
+
   it('logs in with a key pair (the private key is a secret field)', async () => {
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
     const keyed = await startFakeSnowflake({

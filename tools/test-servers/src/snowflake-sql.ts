@@ -55,6 +55,10 @@ export type Command =
   | { readonly kind: 'describe'; readonly table: string }
   | { readonly kind: 'current-warehouse' }
   | { readonly kind: 'alter-session' }
+  | { readonly kind: 'begin'; readonly name: string | undefined }
+  | { readonly kind: 'show-transactions' }
+  | { readonly kind: 'current-session' }
+  | { readonly kind: 'abort'; readonly what: 'TRANSACTION' | 'SESSION'; readonly id: string }
   | { readonly kind: 'sql'; readonly sql: string }
 
 export class SqlError extends Error {
@@ -116,6 +120,17 @@ export function parseStatement(sqlText: string): Command {
   if (m) return { kind: 'describe', table: m[1] as string }
   if (/^SELECT\s+CURRENT_WAREHOUSE\(\)/i.test(sql)) return { kind: 'current-warehouse' }
   if (/^ALTER\s+SESSION\b/i.test(sql)) return { kind: 'alter-session' }
+  m = new RegExp(String.raw`^BEGIN(?:\s+(?:WORK|TRANSACTION))?(?:\s+NAME\s+(${NAME}))?$`, 'is').exec(sql)
+  if (m) return { kind: 'begin', name: m[1] === undefined ? undefined : unquote(m[1]) }
+  if (/^SHOW\s+TRANSACTIONS$/i.test(sql)) return { kind: 'show-transactions' }
+  if (/^SELECT\s+CURRENT_SESSION\(\)$/i.test(sql)) return { kind: 'current-session' }
+  m = /^SELECT\s+SYSTEM\$ABORT_(TRANSACTION|SESSION)\(\s*(\d+)\s*\)$/i.exec(sql)
+  if (m)
+    return {
+      kind: 'abort',
+      what: (m[1] as string).toUpperCase() as 'TRANSACTION' | 'SESSION',
+      id: m[2] as string,
+    }
   return { kind: 'sql', sql: renameTypes(sql) }
 }
 

@@ -71,6 +71,11 @@ export interface FakeSnowflake {
   stagedFiles(): string[]
   /** The next query whose SQL matches `match` runs (and commits), then its connection is dropped. */
   dropResponseAfterCommit(match: RegExp): void
+  /**
+   * The next query whose SQL matches `match` runs, and its answer is never sent: the client waits
+   * in the middle of what it is doing, e.g. for a test to kill it there.
+   */
+  holdResponse(match: RegExp): void
   /** Every session token expires (390112): the SDK renews it with the master token and goes on. */
   expireSessions(): void
   /** Forgets the load metadata, as Snowflake does after 64 days. */
@@ -86,11 +91,15 @@ export interface FakeSnowflake {
 }
 
 interface Session {
+  /** Snowflake's session id (a number), as login answers it and SHOW TRANSACTIONS lists it. */
+  readonly id: string
   readonly conn: DuckDBConnection
   readonly warehouse: string | undefined
   readonly database: string
   readonly schema: string
   inTransaction: boolean
+  /** The open transaction's id, name (BEGIN NAME, else a UUID) and start, for SHOW TRANSACTIONS. */
+  transaction: { readonly id: string; readonly name: string; readonly startedOn: string } | undefined
   /** Whether the open transaction has written (holds Snowflake's locks). */
   wrote: boolean
   /** Whether a query of the session is running, and since when it has been quiet. */
@@ -142,6 +151,9 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
   const expired = new Set<string>()
   const requests: string[] = []
   const dropAfterCommit: RegExp[] = []
+  const holdAnswer: RegExp[] = []
+  /** The last transaction id given out: Snowflake's ids are numbers that grow. */
+  let lastTransactionId = BigInt(Date.now()) * 1000n
   /** Where loaded files are copied to (captureLoads), and how many so far. */
   let captureDir: string | undefined
   let captured = 0
@@ -158,6 +170,8 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
       requests.push(sqlText ? `${url.pathname} ${sqlText}` : url.pathname)
       const drop = sqlText ? dropAfterCommit.findIndex((m) => m.test(sqlText)) : -1
       if (drop >= 0) dropAfterCommit.splice(drop, 1)
+      const hold = sqlText ? holdAnswer.findIndex((m) => m.test(sqlText)) : -1
+      if (hold >= 0) holdAnswer.splice(hold, 1)
       const requestId = url.searchParams.get('requestId')
       let answer: Promise<unknown>
       // Only a request that ran is remembered: one refused for its token is resent after renewal.
@@ -168,6 +182,7 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
         answers.set(requestId, answer)
       } else answer = handle(req, url, json)
       answer.then((out) => {
+        if (hold >= 0) return
         if (drop >= 0) return req.socket.destroy()
         res.setHeader('content-type', 'application/json')
         res.end(JSON.stringify(out))
@@ -186,7 +201,7 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
       if (url.pathname === '/telemetry/send') return { success: true, data: {} }
       if (url.pathname === '/session' && url.searchParams.get('delete') === 'true') {
         sessions.delete(token)
-        if (session.inTransaction) await session.conn.run('ROLLBACK').catch(() => {})
+        await rollbackTransaction(session)
         session.conn.closeSync()
         return { success: true, data: {} }
       }
@@ -268,12 +283,15 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     await conn.run("SET TimeZone = 'UTC'")
     // Unqualified names resolve in the session's database and schema, as Snowflake's do.
     await conn.run(`USE ${quoteIdent(database)}.${quoteIdent(schema)}`).catch(() => {})
+    const sessionId = String(1_000_000 + sessions.size + Math.floor(Math.random() * 1e9))
     sessions.set(token, {
+      id: sessionId,
       conn,
       warehouse: askedWarehouse && warehouses.includes(askedWarehouse) ? askedWarehouse : undefined,
       database,
       schema,
       inTransaction: false,
+      transaction: undefined,
       wrote: false,
       busy: false,
       idleSince: Date.now(),
@@ -288,7 +306,7 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
         masterToken,
         validityInSeconds: 3600,
         masterValidityInSeconds: 14400,
-        sessionId: Math.floor(Math.random() * 1e9),
+        sessionId: Number(sessionId),
         parameters: [],
         sessionInfo: { databaseName: database, schemaName: schema, warehouseName: askedWarehouse ?? null },
       },
@@ -315,19 +333,21 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
    * whose client is gone once it has blocked a write and been idle for 5 minutes (its "Aborting
    * transactions"). DuckDB would fail the write at once on a conflict, so a write first waits for
    * every quiet transaction that wrote to end, or rolls it back once quiet that long. A session
-   * with a query running is never waited for: it may itself be waiting.
+   * with a query running is waited for only by one whose transaction holds no locks yet (it cannot
+   * be waiting for that one, so no wait goes round): the first UPDATE of a writer's transaction
+   * waits for another writer's COMMIT, as Snowflake's lock on the row makes it.
    */
   async function awaitDetachedTransactions(session: Session): Promise<void> {
     const detachedMs = options.detachedTransactionMs ?? DETACHED_TRANSACTION_MS
     for (;;) {
-      const quiet = [...sessions.values()].filter(
-        (other) => other !== session && other.inTransaction && other.wrote && !other.busy,
+      const holders = [...sessions.values()].filter(
+        (other) => other !== session && other.inTransaction && other.wrote,
       )
-      if (quiet.length === 0) return
-      for (const other of quiet.filter((o) => Date.now() - o.idleSince >= detachedMs)) {
-        await other.conn.run('ROLLBACK').catch(() => {})
-        Object.assign(other, { inTransaction: false, wrote: false, pendingLoads: [] })
-      }
+      const quiet = holders.filter((other) => !other.busy)
+      const blocking = session.wrote ? quiet : holders
+      if (blocking.length === 0) return
+      for (const other of quiet.filter((o) => Date.now() - o.idleSince >= detachedMs))
+        await rollbackTransaction(other)
       await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS))
     }
   }
@@ -336,6 +356,14 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     switch (command.kind) {
       case 'alter-session':
         return text(['status'], [['Statement executed successfully.']])
+      case 'begin':
+        return begin(session, command.name)
+      case 'show-transactions':
+        return showTransactions()
+      case 'current-session':
+        return text(['CURRENT_SESSION()'], [[session.id]])
+      case 'abort':
+        return command.what === 'SESSION' ? abortSession(command.id) : abortTransaction(command.id)
       case 'current-warehouse':
         return text(['CURRENT_WAREHOUSE()'], [[session.warehouse ?? null]])
       case 'put':
@@ -369,13 +397,11 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     const verb = /^\s*(\w+)/.exec(statement)?.[1]?.toUpperCase()
     try {
       const reader = await session.conn.runAndReadAll(statement)
-      if (verb === 'BEGIN') session.inTransaction = true
       if (verb === 'COMMIT') {
         for (const [table, key] of session.pendingLoads) loadedInto(table).add(key)
-        Object.assign(session, { inTransaction: false, wrote: false, pendingLoads: [] })
+        forgetTransaction(session)
       }
-      if (verb === 'ROLLBACK')
-        Object.assign(session, { inTransaction: false, wrote: false, pendingLoads: [] })
+      if (verb === 'ROLLBACK') forgetTransaction(session)
       const names = reader.columnNames()
       const types = reader.columnTypes().map((t) => t.toString())
       const rows = reader
@@ -405,6 +431,76 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     } catch (error) {
       throw duckError(error)
     }
+  }
+
+  /** BEGIN [NAME n]: the session's transaction, with an id and a name SHOW TRANSACTIONS lists. */
+  async function begin(session: Session, name: string | undefined): Promise<Result> {
+    // Snowflake ignores a BEGIN inside an open transaction.
+    if (session.inTransaction) return text(['status'], [['Statement executed successfully.']])
+    await session.conn.run('BEGIN').catch((error: unknown) => {
+      throw duckError(error)
+    })
+    lastTransactionId += 1n
+    session.inTransaction = true
+    session.transaction = {
+      id: lastTransactionId.toString(),
+      name: name ?? randomUUID(),
+      startedOn: new Date().toISOString(),
+    }
+    return text(['status'], [['Statement executed successfully.']])
+  }
+
+  /** The running transactions of the user (the fake has one), Snowflake's columns. */
+  function showTransactions(): Result {
+    const rows: (string | null)[][] = []
+    for (const other of sessions.values())
+      if (other.transaction)
+        rows.push([
+          other.transaction.id,
+          username.toUpperCase(),
+          other.id,
+          other.transaction.name,
+          other.transaction.startedOn,
+          'running',
+          '0',
+        ])
+    return text(['id', 'user', 'session', 'name', 'started_on', 'state', 'scope'], rows)
+  }
+
+  /** SYSTEM$ABORT_TRANSACTION: a running transaction is rolled back; any other id changes nothing. */
+  async function abortTransaction(id: string): Promise<Result> {
+    const owner = [...sessions.values()].find((other) => other.transaction?.id === id)
+    if (owner) await rollbackTransaction(owner)
+    return text(
+      [`SYSTEM$ABORT_TRANSACTION(${id})`],
+      [[owner ? `Aborted transaction id: ${id}` : 'Nothing to abort']],
+    )
+  }
+
+  /** SYSTEM$ABORT_SESSION: the session ends (its token answers 390111 from now on), rolled back. */
+  async function abortSession(id: string): Promise<Result> {
+    const found = [...sessions.entries()].find(([, other]) => other.id === id)
+    if (found) {
+      const [token, other] = found
+      sessions.delete(token)
+      await rollbackTransaction(other)
+      if (!other.busy) other.conn.closeSync()
+    }
+    return text(
+      [`SYSTEM$ABORT_SESSION(${id})`],
+      [[found ? 'Session successfully aborted.' : 'Session not found.']],
+    )
+  }
+
+  /** Rolls back the session's open transaction, if it has one. */
+  async function rollbackTransaction(session: Session): Promise<void> {
+    if (!session.inTransaction) return
+    await session.conn.run('ROLLBACK').catch(() => {})
+    forgetTransaction(session)
+  }
+
+  function forgetTransaction(session: Session): void {
+    Object.assign(session, { inTransaction: false, transaction: undefined, wrote: false, pendingLoads: [] })
   }
 
   async function put(session: Session, file: string, target: StagePath): Promise<Result> {
@@ -568,6 +664,9 @@ export async function startFakeSnowflake(options: FakeSnowflakeOptions = {}): Pr
     },
     dropResponseAfterCommit(match) {
       dropAfterCommit.push(match)
+    },
+    holdResponse(match) {
+      holdAnswer.push(match)
     },
     expireSessions() {
       for (const token of sessions.keys()) expired.add(token)

@@ -114,6 +114,38 @@ it('rolls back a quiet transaction that blocks a write, after detachedTransactio
   }
 })
 
+it('names transactions, lists them (SHOW TRANSACTIONS), and aborts a transaction or a session', async () => {
+  const own = await startFakeSnowflake()
+  try {
+    const [a, b, c] = [await login(own), await login(own), await login(own)]
+    const run = async (auth: string, sqlText: string) =>
+      post(`/queries/v1/query-request?requestId=${crypto.randomUUID()}`, { sqlText }, auth, own)
+    await run(a, 'CREATE TABLE PUBLIC."t" (n NUMBER(10,0))')
+    await run(a, 'BEGIN NAME FIRST_TX')
+    await run(a, 'INSERT INTO PUBLIC."t" VALUES (1)')
+    await run(b, 'BEGIN TRANSACTION')
+    const listed = (await run(c, 'SHOW TRANSACTIONS')).data.rowset ?? []
+    expect(listed.map((r) => [r[3], r[5], r[6]])).toEqual([
+      ['FIRST_TX', 'running', '0'],
+      [expect.stringMatching(/^[0-9a-f-]{36}$/), 'running', '0'],
+    ])
+    const [first, second] = listed as string[][]
+    const sessionOf = async (auth: string) =>
+      (await run(auth, 'SELECT CURRENT_SESSION()')).data.rowset?.[0]?.[0]
+    expect(await sessionOf(a)).toBe(first?.[2])
+    // Aborting a's transaction rolls its row back; a's session goes on, outside a transaction.
+    await run(c, `SELECT SYSTEM$ABORT_TRANSACTION(${first?.[0]})`)
+    expect(await own.rows('PUBLIC', 't')).toEqual([])
+    expect(await run(a, 'SELECT 1')).toMatchObject({ success: true })
+    // Aborting b's session ends it: its token is unknown from then on, its transaction gone.
+    await run(c, `SELECT SYSTEM$ABORT_SESSION(${second?.[2]})`)
+    expect(await run(b, 'SELECT 1')).toMatchObject({ success: false, code: '390111' })
+    expect((await run(c, 'SHOW TRANSACTIONS')).data.rowset).toEqual([])
+  } finally {
+    await own.stop()
+  }
+})
+
 it('counts requests by kind, copies what a COPY loads to captureLoads, and PURGE removes the loaded file', async () => {
   const captured = mkdtempSync(join(tmpdir(), 'skippr-capture-'))
   try {
