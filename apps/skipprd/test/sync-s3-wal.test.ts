@@ -229,5 +229,5 @@ describe('WAL_STORAGE=s3 with the dynamodb state store', () => {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
       await admin.end()
     }
-  }, 120_000)
+  }, 240_000)
 })
