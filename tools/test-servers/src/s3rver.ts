@@ -1,7 +1,7 @@
 /** An S3-compatible server on 127.0.0.1 for tests: s3rver (npm), run as a child process. */
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { answersHttp } from './probes.js'
 import { startServer } from './server-process.js'
 
@@ -23,7 +23,8 @@ export interface S3Server {
 const HOST = '127.0.0.1'
 // Hard-coded in s3rver (lib/models/account.js): the only credentials it verifies signatures with.
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
-const BIN = createRequire(import.meta.url).resolve('s3rver/bin/s3rver.js')
+/** s3rver's command line, its PUTs made atomic as S3's are (bin/s3rver-atomic.cjs). */
+const MAIN = fileURLToPath(new URL('../bin/s3rver-atomic.cjs', import.meta.url))
 /** s3rver's first line, `S3rver listening on 127.0.0.1:<port>`, printed even when silent. */
 const LISTENING = /S3rver listening on [^\s:]+:(\d+)/
 
@@ -38,7 +39,7 @@ export async function startS3rver(): Promise<S3Server> {
     const outputFile = join(dir, 's3rver.log')
     return {
       command: process.execPath,
-      args: [BIN, '--address', HOST, '--port', '0', '--directory', join(dir, 'data'), '--silent'],
+      args: [MAIN, '--address', HOST, '--port', '0', '--directory', join(dir, 'data'), '--silent'],
       outputFile,
       logFiles: [],
       readyTimeoutMs: 30_000,

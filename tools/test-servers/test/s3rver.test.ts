@@ -50,6 +50,33 @@ describe('s3rver', () => {
     expect(existsSync(join(s3rver.dir, 'data', BUCKET))).toBe(true)
   })
 
+  it('stores nothing of a PUT whose client dies before the body ends, as S3 does (s3rver alone kept a torn object)', async () => {
+    const plain = newClient({ requestChecksumCalculation: 'WHEN_REQUIRED' })
+    try {
+      const aborted = new AbortController()
+      // Half of the declared bytes, then the client goes, as a SIGKILLed writer's PUT does.
+      const body = new Readable({ read() {} })
+      body.push(Buffer.alloc(4096, 1))
+      const put = plain.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: 'torn', Body: body, ContentLength: 8192 }),
+        { abortSignal: aborted.signal },
+      )
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      aborted.abort()
+      await expect(put).rejects.toThrow()
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      await expect(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'torn' }))).rejects.toMatchObject(
+        {
+          name: 'NotFound',
+        },
+      )
+      const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'torn' }))
+      expect(listed.Contents ?? []).toEqual([])
+    } finally {
+      plain.destroy()
+    }
+  })
+
   it('stores a streamed upload intact when the SDK adds checksums only where required', async () => {
     // With its default checksums the SDK sends a stream aws-chunked, and s3rver stores the framing.
     const plain = newClient({ requestChecksumCalculation: 'WHEN_REQUIRED' })
