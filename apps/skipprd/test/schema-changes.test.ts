@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseAdminStatement } from '../src/query/statements.js'
 import { type AppliedSchema, evolveSaved } from '../src/schema/applied.js'
-import { describeRename } from '../src/schema/apply.js'
+import { describeDestinations } from '../src/schema/apply.js'
 import { changedSchema } from '../src/schema/changes.js'
 import { parseSchemaFile } from '../src/schema/file.js'
 import { relayout } from '../src/schema/relayout.js'
@@ -232,16 +232,26 @@ describe('parseSchemaFile', () => {
   })
 })
 
-describe('describeRename', () => {
+describe('describeDestinations', () => {
   const sinks = [
     { entry: 'data_sinks.warehouse', definition: { type: 'Postgres', renamesColumns: true } },
     { entry: 'data_sinks.lake', definition: { type: 'S3' } },
-  ] as unknown as Parameters<typeof describeRename>[1]
+  ] as unknown as Parameters<typeof describeDestinations>[1]
   it('says which destinations rename the column on the next sync and which keep the old name', () => {
-    expect(describeRename({ kind: 'rename', column: 'a', to: 'b' }, sinks)).toEqual([
+    expect(describeDestinations({ kind: 'rename', column: 'a', to: 'b' }, sinks)).toEqual([
       "data_sinks.warehouse (Postgres) renames column 'a' to 'b' on the next sync.",
       "data_sinks.lake (S3) does not rename columns: what it landed so far keeps 'a', rows from the next sync land as 'b'.",
     ])
-    expect(describeRename({ kind: 'drop', column: 'a' }, sinks)).toEqual([])
+    expect(describeDestinations({ kind: 'type', column: 'a', type: 'string' }, sinks)).toEqual([])
+  })
+
+  it('says that a DROP or MERGE leaves what each destination landed, and what the next rows carry', () => {
+    expect(describeDestinations({ kind: 'drop', column: 'a' }, sinks)).toEqual([
+      "data_sinks.warehouse (Postgres) keeps what it landed so far with 'a' (landed data is never deleted); rows from the next sync have no value for it: drop it there yourself if you want it gone.",
+      "data_sinks.lake (S3) keeps what it landed so far with 'a' (landed data is never deleted); rows from the next sync have no value for it: drop it there yourself if you want it gone.",
+    ])
+    expect(describeDestinations({ kind: 'merge', column: 'a', into: 'b' }, sinks)[0]).toBe(
+      "data_sinks.warehouse (Postgres) keeps what it landed so far with 'a' (landed data is never deleted); rows from the next sync carry its values in 'b'.",
+    )
   })
 })

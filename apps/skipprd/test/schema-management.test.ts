@@ -123,10 +123,12 @@ describe.concurrent('schema management', { timeout: 120_000 }, () => {
     expect(altered.stderr).toBe('')
     expect(altered.stdout.trim().split('\n')).toEqual([
       saved(2, 8),
+      "data_sinks.warehouse (Postgres) keeps what it landed so far with 'distance_km' (landed data is never deleted); rows from the next sync have no value for it: drop it there yourself if you want it gone.",
       saved(3, 8),
       "data_sinks.warehouse (Postgres) renames column 'bike_id' to 'bike' on the next sync.",
       saved(4, 8),
       saved(5, 7),
+      "data_sinks.warehouse (Postgres) keeps what it landed so far with 'end_station' (landed data is never deleted); rows from the next sync carry its values in 'start_station'.",
     ])
     const { fields } = (await show('rentals')) as { fields: { name: string; field_type: string }[] }
     expect(fields.map((f) => `${f.name} ${f.field_type}`)).toEqual([

@@ -10,7 +10,7 @@ import { batchKey, type NamespaceSchema } from '@skippr/connector-api'
 import type { LandingFailure, NamespaceCounts } from '@skippr/state'
 import { openWal, removeDiskReserve } from '@skippr/wal'
 import { walBackend } from '../runner/wal-backend.js'
-import { applySchemaChanges, describeApplied, describeRename } from '../schema/apply.js'
+import { applySchemaChanges, describeApplied, describeDestinations } from '../schema/apply.js'
 import { namespaceDocument, pipelineDocument } from '../schema/file.js'
 import { readSchemaFile, schemaFileChanges } from '../schema/load.js'
 import { setBatchAside } from './batch-aside.js'
@@ -71,7 +71,9 @@ export async function runAdmin(
       const changes = new Map([[statement.namespace, statement.change]])
       const applied = await applySchemaChanges(pipeline, changes, describeAdmin(statement))
       const sinks = applied.some((a) => a.changed) ? await catalog.tableSinks(pipeline.settings) : []
-      return message([describeApplied(name, applied), ...describeRename(statement.change, sinks)].join('\n'))
+      return message(
+        [describeApplied(name, applied), ...describeDestinations(statement.change, sinks)].join('\n'),
+      )
     }
     case 'deadletter':
     case 'discard': {

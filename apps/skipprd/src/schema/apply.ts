@@ -93,17 +93,33 @@ export function describeApplied(pipeline: string, applied: readonly AppliedChang
 }
 
 /**
- * What a RENAME COLUMN does in the pipeline's destinations on the next sync: a sink that
- * `renamesColumns` renames the table's column; any other keeps what it landed under the old name.
+ * What an ALTER TABLE does in the pipeline's destinations on the next sync, one line per sink: a
+ * RENAME is applied by a sink that `renamesColumns`; a DROP or MERGE never is, since landed data is
+ * never deleted; a widened type is applied as any schema change is (no line).
  */
-export function describeRename(
+export function describeDestinations(
   change: SchemaChange,
   sinks: readonly { readonly entry: string; readonly definition: SinkDefinition }[],
 ): string[] {
-  if (change.kind !== 'rename') return []
-  return sinks.map(({ entry, definition }) =>
-    definition.renamesColumns
-      ? `${entry} (${definition.type}) renames column '${change.column}' to '${change.to}' on the next sync.`
-      : `${entry} (${definition.type}) does not rename columns: what it landed so far keeps '${change.column}', rows from the next sync land as '${change.to}'.`,
-  )
+  return sinks.flatMap(({ entry, definition }) => {
+    const sink = `${entry} (${definition.type})`
+    switch (change.kind) {
+      case 'rename':
+        return definition.renamesColumns
+          ? [`${sink} renames column '${change.column}' to '${change.to}' on the next sync.`]
+          : [
+              `${sink} does not rename columns: what it landed so far keeps '${change.column}', rows from the next sync land as '${change.to}'.`,
+            ]
+      case 'drop':
+        return [
+          `${sink} keeps what it landed so far with '${change.column}' (landed data is never deleted); rows from the next sync have no value for it: drop it there yourself if you want it gone.`,
+        ]
+      case 'merge':
+        return [
+          `${sink} keeps what it landed so far with '${change.column}' (landed data is never deleted); rows from the next sync carry its values in '${change.into}'.`,
+        ]
+      default:
+        return []
+    }
+  })
 }
