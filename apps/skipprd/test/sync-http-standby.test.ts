@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { freePorts } from '@skippr/test-servers'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { exited } from './support/cli.js'
 import { httpPushConfig, postUntilCommitted, startSync, stopSync } from './support/http-push.js'
 import { type Project, project } from './support/project.js'
 
@@ -101,6 +102,30 @@ describe('HttpServer without the writer lease', () => {
     expect(await until(landed, (ns) => ns?.length === 5, 'every committed row landed')).toEqual([
       1, 2, 3, 4, 5,
     ])
+  })
+
+  it('a SIGTERM ends the wait for the lease at once, and the standby with it', async () => {
+    const schema = `skippr_standby_${randomBytes(5).toString('hex')}`
+    cleanups.push(() => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+    const [portA, portB] = (await freePorts(2)) as [number, number]
+    const a = await node(portA, schema)
+    const b = await node(portB, schema)
+    const env = { WAREHOUSE_URL: PG_URL, DATA_DIR: path.join(a.dir, 'shared-data') }
+    const holder = startSync({ cwd: a.dir, pipeline: 'push', port: portA, env })
+    cleanups.push(() => stopSync(holder))
+    await postUntilCommitted(portA, 'a-1', '{"n":1}\n', Date.now() + 60_000)
+    const waiter = startSync({ cwd: b.dir, pipeline: 'push', port: portB, env })
+    cleanups.push(() => stopSync(waiter))
+    await until(
+      () => post(portB, '{"n":2}\n'),
+      (r) => r.status === 503,
+      'the standby',
+    )
+    waiter.kill('SIGTERM')
+    // Well inside the lease wait (45 s by default), which the stop used to sit out.
+    const code = await Promise.race([exited(waiter), sleep(15_000).then(() => 'still waiting')])
+    expect(code).toEqual({ code: 0, signal: null })
+    expect((await post(portB, '{"n":3}\n')).status).toBe(0)
   })
 
   it('waits without standing by when the holder listens on the same address of this host', async () => {

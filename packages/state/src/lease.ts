@@ -62,6 +62,8 @@ export interface AcquireLeaseOptions {
    * holder's lease once it has seen it unchanged for the TTL across its attempts.
    */
   readonly watch?: LeaseWatch
+  /** Ends a wait for a held lease: the acquisition rejects with the signal's reason. */
+  readonly signal?: AbortSignal
 }
 
 /** A waiter's view of a held lease: its record version, and when (monotonic) it was first seen. */
@@ -144,6 +146,7 @@ export async function acquireLease(
   /** The held record's version as first seen, and when: the takeover clock. */
   const watch: LeaseWatch = options.watch ?? {}
   for (;;) {
+    options.signal?.throwIfAborted()
     const outcome = await updateKey<AcquireOutcome>(backend, key, (current) => {
       const now = clock.monotonic()
       const held = recordOf(current)
@@ -186,7 +189,10 @@ export async function acquireLease(
     const waited = now - started
     if (waited >= waitMs)
       throw new LeaseUnavailableError(pipeline, holderOf(outcome.held, clock.wall()), waited)
-    await sleep(Math.max(1, Math.min(pollMs, waitMs - waited, outcome.expiresAt - now)))
+    const wait = Math.max(1, Math.min(pollMs, waitMs - waited, outcome.expiresAt - now))
+    await sleep(wait, undefined, options.signal ? { signal: options.signal } : {}).catch((error: unknown) => {
+      throw options.signal?.aborted ? options.signal.reason : error
+    })
   }
 }
 

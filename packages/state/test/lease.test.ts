@@ -62,6 +62,18 @@ describe('writer lease', () => {
     expect(Date.now() - started).toBeLessThan(TTL + 2_000)
   })
 
+  it("ends a wait when its signal aborts, with the signal's reason, and takes nothing", async () => {
+    const p = await pipeline()
+    const holder = await p.acquireLease({ owner: 'a', ttlMs: 60_000 })
+    const stop = new AbortController()
+    const waiting = p.acquireLease({ owner: 'b', waitMs: 60_000, pollMs: 10, signal: stop.signal })
+    await sleep(50)
+    stop.abort('SIGTERM')
+    await expect(waiting).rejects.toBe('SIGTERM')
+    expect(await p.getLeaseInfo()).toMatchObject({ owner: 'a', token: holder.token })
+    await expect(p.acquireLease({ owner: 'c', signal: stop.signal })).rejects.toBe('SIGTERM')
+  })
+
   it('gives a waiting writer the lease as soon as the holder releases it', async () => {
     const p = await pipeline()
     const holder = await p.acquireLease({ owner: 'a', ttlMs: 60_000 })

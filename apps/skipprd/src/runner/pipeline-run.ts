@@ -152,6 +152,8 @@ function takeLease(
     ...(waitMs !== undefined && { waitMs }),
     ...(options.leaseTtlMs !== undefined && { ttlMs: options.leaseTtlMs }),
     ...(options.leaseWatch && { watch: options.leaseWatch }),
+    // A stop ends the wait for another sync's lease: nothing has started yet.
+    signal: options.stop,
     onLost: (error) => failed.abort(error),
     onRenewed: (lease) =>
       options.logger.debug(
@@ -232,8 +234,19 @@ async function runSync(
     listener({ type: 'phase', pipeline, runId, phase: name, state: step })
   listener({ type: 'start', pipeline, runId, progress, sink: settings.sinkEntry })
   logger.info({ once: options.once, data_dir: settings.dataDir }, 'sync started')
+  // Stopped while another sync held the lease: nothing started; a long-running sync just ends, --once fails.
+  const stoppedWaiting = (error: unknown): undefined => {
+    if (!options.stop.aborted || error !== options.stop.reason) throw error
+    if (options.once && !options.stopEndsCleanly)
+      throw new InterruptedError(pipeline, String(options.stop.reason ?? 'a signal'))
+    return undefined
+  }
   try {
-    const lease = leased ?? (await takeLeaseStandingBy(state, options, failed, logger))
+    const lease = leased ?? (await takeLeaseStandingBy(state, options, failed, logger).catch(stoppedWaiting))
+    if (lease === undefined) {
+      logger.info('sync stopped while waiting for the writer lease')
+      return { status: 'stopped' }
+    }
     cleanups.push(() => lease.release())
     progress.lease = { token: lease.token, takeover: lease.takeover }
     logger.info({ fence: lease.token.toString() }, 'writer lease acquired')
