@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { openStateStore } from '@skippr/state'
+import { dynamoDbStore } from '@skippr/state-dynamodb'
 import { type DynaliteServer, type S3Server, startDynalite, startS3rver } from '@skippr/test-servers'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -58,6 +60,22 @@ function newHost(extra: Record<string, string> = {}): Record<string, string> {
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
     SKIPPR_RETRY_BUDGET_SECONDS: '600',
     ...extra,
+  }
+}
+
+/** The pipeline's writer lease token in the run's state store (dynalite), as the syncs see it. */
+async function leaseToken(name: string): Promise<bigint | undefined> {
+  // The SDK takes the region and credentials from the environment, as skipprd does.
+  Object.assign(process.env, {
+    AWS_REGION: s3.region,
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  })
+  const store = await openStateStore({ type: dynamoDbStore, name, endpoint: dynamo.endpoint, dataDir: p.dir })
+  try {
+    return (await store.pipeline('bikehire').getLeaseInfo())?.token
+  } finally {
+    await store.close()
   }
 }
 
@@ -199,18 +217,10 @@ describe('WAL_STORAGE=s3 with the dynamodb state store', () => {
       // transaction holds its locks until it runs again, as a paused process would: B may wait on
       // them, so A is woken while B runs.
       const b = sync(newHost(lease))
-      // Woken only once B holds the lease (while A is frozen, a live writer can only be B): on a
-      // loaded machine B may take seconds to start, and A, woken before, would rightly go on as
-      // the writer nobody replaced.
-      const liveWriter = async () => {
-        const shown = await runCli(['query', '--plain', '-s', 'SHOW PIPELINE bikehire'], {
-          cwd: p.dir,
-          env: newHost(lease),
-        })
-        const line = shown.stdout.split('\n').find((l) => l.startsWith('{'))
-        return line === undefined ? null : (JSON.parse(line) as { writer: unknown }).writer
-      }
-      await expect.poll(liveWriter, { timeout: 60_000, interval: 250 }).not.toBeNull()
+      // Woken only once B holds the lease (its token, 2, is in the store): on a loaded machine B
+      // may take seconds to start, and A, woken before, would rightly go on as the writer nobody
+      // replaced.
+      await expect.poll(() => leaseToken(table), { timeout: 60_000, interval: 100 }).toBe(2n)
       a.kill('SIGCONT')
       // A finds its lease gone and stops: whatever it does from there is fenced out.
       expect(await exitedA).not.toBe(0)
