@@ -33,6 +33,26 @@ async function node(port: number, schema: string): Promise<Project> {
   return p
 }
 
+/**
+ * Two projects of the same pipeline sharing one DATA_DIR (its state store and lease) and one fresh
+ * PostgreSQL schema, as two hosts would; on one port of this host with `samePort`.
+ */
+async function twoNodes(samePort: boolean) {
+  const schema = `skippr_standby_${randomBytes(5).toString('hex')}`
+  cleanups.push(() => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+  const [portA, portB = portA] = (await freePorts(samePort ? 1 : 2)) as [number, number?]
+  const a = await node(portA, schema)
+  const b = await node(portB, schema)
+  return {
+    schema,
+    portA,
+    portB,
+    a,
+    b,
+    env: { WAREHOUSE_URL: PG_URL, DATA_DIR: path.join(a.dir, 'shared-data') },
+  }
+}
+
 /** The answer to one POST, or 0 when the connection was refused. */
 async function post(
   port: number,
@@ -65,12 +85,7 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, wh
 
 describe('HttpServer without the writer lease', () => {
   it('answers 503 + Retry-After while another sync holds the lease, then takes over; every 200 lands once', async () => {
-    const schema = `skippr_standby_${randomBytes(5).toString('hex')}`
-    cleanups.push(() => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
-    const [portA, portB] = (await freePorts(2)) as [number, number]
-    const a = await node(portA, schema)
-    const b = await node(portB, schema)
-    const env = { WAREHOUSE_URL: PG_URL, DATA_DIR: path.join(a.dir, 'shared-data') }
+    const { schema, portA, portB, a, b, env } = await twoNodes(false)
     const deadline = Date.now() + 60_000
 
     const holder = startSync({ cwd: a.dir, pipeline: 'push', port: portA, env })
@@ -105,12 +120,7 @@ describe('HttpServer without the writer lease', () => {
   })
 
   it('a SIGTERM ends the wait for the lease at once, and the standby with it', async () => {
-    const schema = `skippr_standby_${randomBytes(5).toString('hex')}`
-    cleanups.push(() => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
-    const [portA, portB] = (await freePorts(2)) as [number, number]
-    const a = await node(portA, schema)
-    const b = await node(portB, schema)
-    const env = { WAREHOUSE_URL: PG_URL, DATA_DIR: path.join(a.dir, 'shared-data') }
+    const { portA, portB, a, b, env } = await twoNodes(false)
     const holder = startSync({ cwd: a.dir, pipeline: 'push', port: portA, env })
     cleanups.push(() => stopSync(holder))
     await postUntilCommitted(portA, 'a-1', '{"n":1}\n', Date.now() + 60_000)
@@ -129,12 +139,7 @@ describe('HttpServer without the writer lease', () => {
   })
 
   it('waits without standing by when the holder listens on the same address of this host', async () => {
-    const schema = `skippr_standby_${randomBytes(5).toString('hex')}`
-    cleanups.push(() => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
-    const [port] = (await freePorts(1)) as [number]
-    const a = await node(port, schema)
-    const b = await node(port, schema)
-    const env = { WAREHOUSE_URL: PG_URL, DATA_DIR: path.join(a.dir, 'shared-data') }
+    const { portA: port, a, b, env } = await twoNodes(true)
     const deadline = Date.now() + 60_000
 
     const holder = startSync({ cwd: a.dir, pipeline: 'push', port, env })
